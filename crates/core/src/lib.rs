@@ -1,0 +1,1 @@
+//! countersign-core (being written).

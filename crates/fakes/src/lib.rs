@@ -1,0 +1,9 @@
+//! countersign-fakes: faithful loopback fakes of Gmail (with its OAuth endpoints) and of muster's
+//! owner API, used by every test that crosses a network and by the desktop app's demo mode.
+//!
+//! The fakes follow the real services — Google's discovery document and error bodies, muster's
+//! contract in `docs/muster.md` — not our clients. This crate depends on nothing of ours: wire
+//! types are declared here again on purpose, so that a client bug cannot be mirrored by the fake.
+//! Every fake binds 127.0.0.1 and can inject faults (see [`server`]).
+
+pub mod server;

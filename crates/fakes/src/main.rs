@@ -1,0 +1,2 @@
+//! `countersign-fakes`: serve the fake Gmail and the fake muster until killed.
+fn main() {}

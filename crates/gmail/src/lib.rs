@@ -1,0 +1,1 @@
+//! countersign-gmail (placeholder, being written).

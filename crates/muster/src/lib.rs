@@ -1,0 +1,1 @@
+//! countersign-muster (placeholder, being written).

@@ -1,0 +1,1 @@
+//! Desktop app tests through WebDriver.

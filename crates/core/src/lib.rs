@@ -1,1 +1,2 @@
 //! countersign-core (being written).
+pub mod render;

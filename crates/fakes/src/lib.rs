@@ -7,3 +7,16 @@
 //! Every fake binds 127.0.0.1 and can inject faults (see [`server`]).
 
 pub mod server;
+pub mod gmail;
+pub mod muster;
+
+/// What a fake holds when it starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Seed {
+    /// Nothing: tests file what they need through the control API.
+    #[default]
+    Empty,
+    /// Realistic drafts that show every feature of the app.
+    Demo,
+}

@@ -1,0 +1,1 @@
+//! Rendering a draft for review (being written).

@@ -1,0 +1,1 @@
+//! Fake muster (being written).

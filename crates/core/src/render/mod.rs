@@ -1,1 +1,20 @@
-//! Rendering a draft for review (being written).
+//! Rendering a draft for review: the view model (addresses, bodies, attachments), sanitized
+//! HTML for a sandboxed frame, safety flags and the diff between two versions.
+//!
+//! A pure library: no I/O, no network, no database. Every entry point accepts any bytes and
+//! returns a view; problems become warnings in it. See `docs/rendering.md`.
+
+pub mod diff;
+pub mod flags;
+pub mod sanitize;
+pub mod sniff;
+pub mod text;
+pub mod view;
+
+pub use diff::{diff_versions, VersionDiff};
+pub use flags::{Flag, FlagKind};
+pub use view::{
+    attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,
+    AttachmentPreview, Link, ParentMessage, RemoteContent, RenderOptions, ReviewView, Warning,
+    WarningKind,
+};

@@ -1,0 +1,286 @@
+//! Converting between the text and HTML forms of a body, and reading the links out of
+//! sanitized HTML.
+//!
+//! The link scanner works on ammonia's *serialized output* only, never on the draft's own HTML:
+//! that output is normalised by html5ever (lower-case tags, double-quoted attributes, escaped
+//! text), so a small scanner reads it exactly.
+
+use super::view::Link;
+
+/// Escapes text for HTML element content and double-quoted attributes.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Decodes the entities html5ever's serializer emits (plus numeric ones).
+pub fn decode_entities(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let end = rest[..rest.len().min(12)].find(';');
+        let decoded = end.and_then(|end| {
+            let name = &rest[1..end];
+            let c = match name {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                "nbsp" => Some('\u{a0}'),
+                _ => name
+                    .strip_prefix("#x")
+                    .or_else(|| name.strip_prefix("#X"))
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                    .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()))
+                    .and_then(char::from_u32),
+            };
+            c.map(|c| (c, end))
+        });
+        match decoded {
+            Some((c, end)) => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Turns a plain-text body into HTML: escaped, whitespace kept, and every http(s) URL made a
+/// link (links are never fetched; the reader may click them).
+pub fn text_to_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    out.push_str("<pre style=\"white-space: pre-wrap; font-family: inherit\">");
+    let mut rest = text;
+    while let Some((start, end)) = next_url(rest) {
+        out.push_str(&escape_html(&rest[..start]));
+        let url = escape_html(&rest[start..end]);
+        out.push_str(&format!(
+            "<a href=\"{url}\" target=\"_blank\" rel=\"noopener noreferrer\">{url}</a>"
+        ));
+        rest = &rest[end..];
+    }
+    out.push_str(&escape_html(rest));
+    out.push_str("</pre>");
+    out
+}
+
+/// The byte range of the next `http://` or `https://` URL in `text`.
+fn next_url(text: &str) -> Option<(usize, usize)> {
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    loop {
+        let at = lower[from..].find("http")? + from;
+        let tail = &lower[at..];
+        let scheme_len = if tail.starts_with("https://") {
+            8
+        } else if tail.starts_with("http://") {
+            7
+        } else {
+            from = at + 4;
+            continue;
+        };
+        // A URL must start at a word boundary: "xhttp://" is not one.
+        let boundary = text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
+        let len = text[at..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '\''))
+            .unwrap_or(text.len() - at);
+        let mut end = at + len;
+        while end > at + scheme_len
+            && text[..end].ends_with(['.', ',', ';', ':', '!', '?', ')', ']', '}'])
+        {
+            end -= 1;
+        }
+        if boundary && end > at + scheme_len {
+            return Some((at, end));
+        }
+        from = at + scheme_len;
+    }
+}
+
+/// The plain text of a sanitized HTML fragment: tags removed, blocks on their own lines.
+pub fn html_to_text(fragment: &str) -> String {
+    let mut out = String::with_capacity(fragment.len() / 2);
+    let mut rest = fragment;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&decode_entities(&rest[..at]));
+        let end = rest[at..].find('>').map_or(rest.len(), |e| at + e + 1);
+        let tag = rest[at + 1..end.saturating_sub(1).max(at + 1)].to_ascii_lowercase();
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        match name.as_str() {
+            "br" => out.push('\n'),
+            "p" | "div" | "tr" | "li" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "table"
+            | "blockquote" | "pre" | "ul" | "ol" | "hr" => {
+                if !out.is_empty() && !out.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            "td" | "th" if !tag.starts_with('/') && !out.ends_with(['\n', '\t']) => {
+                if !out.is_empty() {
+                    out.push('\t');
+                }
+            }
+            _ => {}
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(&decode_entities(rest));
+    // Collapse the blank lines that nested blocks leave, keeping paragraph breaks readable.
+    let mut text = String::with_capacity(out.len());
+    let mut blank_run = 0;
+    for line in out.replace('\u{a0}', " ").lines() {
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            blank_run += 1;
+            if blank_run > 1 {
+                continue;
+            }
+        } else {
+            blank_run = 0;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    text.trim().to_owned()
+}
+
+/// The links of a sanitized fragment, in document order.
+pub fn extract_links(fragment: &str) -> Vec<Link> {
+    let mut links = Vec::new();
+    let mut rest = fragment;
+    while let Some(at) = rest.find("<a ") {
+        rest = &rest[at..];
+        let Some(tag_end) = rest.find('>') else {
+            break;
+        };
+        let tag = &rest[..tag_end];
+        let href = tag
+            .find(" href=\"")
+            .map(|h| &tag[h + 7..])
+            .and_then(|v| v.find('"').map(|e| decode_entities(&v[..e])));
+        let body = &rest[tag_end + 1..];
+        let close = body.find("</a>").unwrap_or(body.len());
+        let text = html_to_text(&body[..close]);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some(href) = href {
+            let mismatch = link_mismatch(&text, &href);
+            links.push(Link {
+                text,
+                href,
+                mismatch,
+            });
+        }
+        rest = &body[close..];
+    }
+    links
+}
+
+/// The host a piece of link text *shows*, when the text looks like a URL or a bare domain.
+pub fn shown_host(text: &str) -> Option<String> {
+    let t = text.trim().trim_matches(|c| matches!(c, '<' | '>' | '(' | ')' | '[' | ']'));
+    if t.is_empty() || t.contains(char::is_whitespace) {
+        return None;
+    }
+    let lower = t.to_lowercase();
+    let candidate = if lower.contains("://") {
+        lower
+    } else if lower.starts_with("www.") || looks_like_domain(&lower) {
+        format!("https://{lower}")
+    } else {
+        return None;
+    };
+    let url = url::Url::parse(&candidate).ok()?;
+    url.host_str().map(normalize_host)
+}
+
+fn looks_like_domain(text: &str) -> bool {
+    let host = text.split(['/', '?', '#']).next().unwrap_or("");
+    let labels: Vec<&str> = host.split('.').collect();
+    labels.len() >= 2
+        && !host.contains('@')
+        && labels.last().is_some_and(|tld| {
+            tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())
+        })
+        && labels.iter().all(|l| {
+            !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-')
+        })
+}
+
+fn normalize_host(host: &str) -> String {
+    let host = host.trim_end_matches('.').to_lowercase();
+    host.strip_prefix("www.").map(str::to_owned).unwrap_or(host)
+}
+
+/// The host a link really opens.
+pub fn href_host(href: &str) -> Option<String> {
+    url::Url::parse(href.trim())
+        .ok()
+        .and_then(|u| u.host_str().map(normalize_host))
+}
+
+/// True when the text shows a URL whose host is not the one the link opens.
+pub fn link_mismatch(text: &str, href: &str) -> bool {
+    match shown_host(text) {
+        Some(shown) => href_host(href).is_none_or(|real| real != shown),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_bodies_become_escaped_html_with_clickable_urls() {
+        let html = text_to_html("see <https://example.com/a?b=1&c=2>, ok.\nx https://e.org.");
+        assert_eq!(
+            html,
+            "<pre style=\"white-space: pre-wrap; font-family: inherit\">see &lt;<a href=\"https://example.com/a?b=1&amp;c=2\" target=\"_blank\" rel=\"noopener noreferrer\">https://example.com/a?b=1&amp;c=2</a>&gt;, ok.\nx <a href=\"https://e.org\" target=\"_blank\" rel=\"noopener noreferrer\">https://e.org</a>.</pre>"
+        );
+    }
+
+    #[test]
+    fn html_becomes_text_with_line_breaks_for_blocks() {
+        let text = html_to_text("<p>Hello&nbsp;<b>Ana</b>,</p><p>a &amp; b<br>c</p>");
+        assert_eq!(text, "Hello Ana,\na & b\nc");
+    }
+
+    #[test]
+    fn a_link_showing_one_domain_and_opening_another_is_a_mismatch() {
+        assert!(link_mismatch("www.bank.example", "https://evil.example/login"));
+        assert!(link_mismatch("https://bank.example/", "https://bank.example.evil.example/"));
+        assert!(!link_mismatch("https://www.bank.example/x", "https://bank.example/y"));
+        assert!(!link_mismatch("click here", "https://evil.example"));
+        assert!(!link_mismatch("ana@example.com", "mailto:ana@example.com"));
+    }
+
+    #[test]
+    fn entities_decode_and_broken_ones_stay() {
+        assert_eq!(decode_entities("a&amp;b &#x41;&#66; &bogus; &"), "a&b AB &bogus; &");
+    }
+}

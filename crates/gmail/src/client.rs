@@ -1,0 +1,262 @@
+//! The Gmail client: authentication, quota, retries and error mapping shared by every call.
+//!
+//! API reference: <https://developers.google.com/gmail/api/reference/rest>. The resource
+//! modules (`drafts`, `messages`, `history`, `profile`, `tokeninfo`) add the calls themselves.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+use crate::error::{self, Error, Result};
+use crate::quota::{Method, QuotaLimiter, DEFAULT_UNITS_PER_SECOND};
+use crate::retry::RetryPolicy;
+use crate::token::TokenSource;
+
+/// Gmail's API base for the signed-in user.
+pub const GOOGLE_API_BASE: &str = "https://gmail.googleapis.com/gmail/v1/users/me";
+/// Google's tokeninfo endpoint.
+pub const GOOGLE_TOKENINFO_URL: &str = "https://oauth2.googleapis.com/tokeninfo";
+
+/// How a [`GmailClient`] talks to Gmail.
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    /// API base including the user, e.g. `http://127.0.0.1:PORT/gmail/v1/users/me`.
+    pub api_base: String,
+    /// The tokeninfo endpoint, e.g. `http://127.0.0.1:PORT/tokeninfo`.
+    pub tokeninfo_url: String,
+    /// Quota budget of this account, units per second (Gmail's per-user rate is 250).
+    pub units_per_second: u32,
+    /// Backoff for reads.
+    pub retry: RetryPolicy,
+    /// Timeout of one HTTP request, connection included.
+    pub request_timeout: Duration,
+    /// Timeout of establishing the connection alone.
+    pub connect_timeout: Duration,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            api_base: GOOGLE_API_BASE.to_owned(),
+            tokeninfo_url: GOOGLE_TOKENINFO_URL.to_owned(),
+            units_per_second: DEFAULT_UNITS_PER_SECOND,
+            retry: RetryPolicy::default(),
+            request_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl ClientConfig {
+    /// Google's endpoints with default limits.
+    pub fn google() -> Self {
+        ClientConfig::default()
+    }
+
+    /// Another API base (a fake Gmail) and tokeninfo URL, default limits.
+    pub fn with_endpoints(api_base: impl Into<String>, tokeninfo_url: impl Into<String>) -> Self {
+        ClientConfig {
+            api_base: api_base.into().trim_end_matches('/').to_owned(),
+            tokeninfo_url: tokeninfo_url.into(),
+            ..ClientConfig::default()
+        }
+    }
+}
+
+/// A Gmail client for one account. Cheap to clone; clones share the quota limiter.
+#[derive(Clone)]
+pub struct GmailClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    api_base: String,
+    tokeninfo_url: String,
+    tokens: Arc<dyn TokenSource>,
+    quota: Arc<QuotaLimiter>,
+    retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for GmailClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GmailClient")
+            .field("api_base", &self.inner.api_base)
+            .field("units_per_second", &self.inner.quota.units_per_second())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One call to a Gmail method.
+pub(crate) struct Call {
+    pub method: Method,
+    pub http: reqwest::Method,
+    /// Path below the API base, starting with `/`.
+    pub path: String,
+    pub query: Vec<(&'static str, String)>,
+    pub body: Option<serde_json::Value>,
+}
+
+impl Call {
+    pub fn get(method: Method, path: impl Into<String>) -> Self {
+        Call {
+            method,
+            http: reqwest::Method::GET,
+            path: path.into(),
+            query: Vec::new(),
+            body: None,
+        }
+    }
+
+    pub fn query(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.query.push((name, value.into()));
+        self
+    }
+}
+
+impl GmailClient {
+    /// A client with its own quota limiter of `config.units_per_second`.
+    pub fn new(config: ClientConfig, tokens: Arc<dyn TokenSource>) -> Result<Self> {
+        let quota = Arc::new(QuotaLimiter::new(config.units_per_second));
+        GmailClient::with_quota(config, tokens, quota)
+    }
+
+    /// A client sharing `quota` (e.g. with another client of the same account).
+    pub fn with_quota(
+        config: ClientConfig,
+        tokens: Arc<dyn TokenSource>,
+        quota: Arc<QuotaLimiter>,
+    ) -> Result<Self> {
+        let http = reqwest::Client::builder()
+            .timeout(config.request_timeout)
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .map_err(|e| Error::BadResponse {
+                detail: format!("cannot build the HTTP client: {e}"),
+            })?;
+        Ok(GmailClient {
+            inner: Arc::new(Inner {
+                http,
+                api_base: config.api_base.trim_end_matches('/').to_owned(),
+                tokeninfo_url: config.tokeninfo_url,
+                tokens,
+                quota,
+                retry: config.retry,
+            }),
+        })
+    }
+
+    /// The account's quota limiter.
+    pub fn quota(&self) -> &Arc<QuotaLimiter> {
+        &self.inner.quota
+    }
+
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.inner.http
+    }
+
+    pub(crate) fn tokeninfo_url(&self) -> &str {
+        &self.inner.tokeninfo_url
+    }
+
+    pub(crate) fn tokens(&self) -> &Arc<dyn TokenSource> {
+        &self.inner.tokens
+    }
+
+    /// Run `call` and parse its JSON answer.
+    pub(crate) async fn execute<T: DeserializeOwned>(&self, call: &Call) -> Result<T> {
+        let body = self.execute_raw(call).await?;
+        serde_json::from_slice(&body).map_err(|e| Error::BadResponse {
+            detail: format!("{} answered unexpected JSON: {e}", call.method.name()),
+        })
+    }
+
+    /// Run `call` with quota, one token refresh on 401, and retries when it is a read.
+    pub(crate) async fn execute_raw(&self, call: &Call) -> Result<Vec<u8>> {
+        let mut attempt = 0;
+        let mut token = self.inner.tokens.access_token().await?;
+        let mut refreshed = false;
+        loop {
+            attempt += 1;
+            self.inner.quota.acquire(call.method).await;
+            match self.send_once(call, &token).await {
+                Ok(body) => return Ok(body),
+                // A 401 means Google did nothing with the request, so even a send may be
+                // repeated once with a fresh token.
+                Err(Error::Unauthorized) if !refreshed => {
+                    refreshed = true;
+                    attempt -= 1;
+                    token = self.inner.tokens.refresh_after_rejection().await?;
+                }
+                Err(err) if call.method.is_read() => {
+                    match self.inner.retry.delay_after(attempt, &err) {
+                        Some(wait) => {
+                            tracing::debug!(
+                                method = call.method.name(),
+                                attempt,
+                                wait_ms = wait.as_millis() as u64,
+                                error = %err,
+                                "retrying gmail read"
+                            );
+                            tokio::time::sleep(wait).await;
+                        }
+                        None => return Err(err),
+                    }
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn send_once(&self, call: &Call, token: &str) -> Result<Vec<u8>> {
+        let url = format!("{}{}", self.inner.api_base, call.path);
+        let mut request = self
+            .inner
+            .http
+            .request(call.http.clone(), url)
+            .bearer_auth(token)
+            .query(&call.query);
+        if let Some(body) = &call.body {
+            request = request.json(body);
+        }
+        let response = request.send().await.map_err(|e| Error::from_reqwest(&e))?;
+        read_answer(response).await
+    }
+}
+
+/// Read an answer: the body on success, a typed error otherwise.
+pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> {
+    let status = response.status().as_u16();
+    let www_authenticate = response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = response
+        .bytes()
+        .await
+        .map_err(|e| Error::from_reqwest(&e))?;
+    if (200..300).contains(&status) {
+        Ok(body.to_vec())
+    } else {
+        Err(error::from_response(
+            status,
+            www_authenticate.as_deref(),
+            &body,
+        ))
+    }
+}
+
+/// Percent-encode an id for use as one path segment.
+pub(crate) fn segment(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -1,0 +1,172 @@
+//! Per-account quota limiter: keeps a client under Gmail's per-user rate instead of being
+//! throttled into errors.
+//!
+//! Gmail allows 15,000 quota units per user per minute, about 250 units per second, and each
+//! method costs a fixed number of units
+//! (<https://developers.google.com/gmail/api/reference/quota>). The limiter is a token bucket
+//! holding at most one second of units; a call waits until its units are available, it never
+//! fails.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::Mutex;
+
+/// Gmail's per-user rate, in units per second.
+pub const DEFAULT_UNITS_PER_SECOND: u32 = 250;
+
+/// The Gmail methods this client calls, each with its quota cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `users.drafts.list`
+    DraftsList,
+    /// `users.drafts.get`
+    DraftsGet,
+    /// `users.drafts.send`
+    DraftsSend,
+    /// `users.drafts.delete`
+    DraftsDelete,
+    /// `users.messages.list`
+    MessagesList,
+    /// `users.messages.get`
+    MessagesGet,
+    /// `users.history.list`
+    HistoryList,
+    /// `users.getProfile`
+    GetProfile,
+}
+
+impl Method {
+    /// Quota units of one call, from Google's quota table.
+    pub fn units(self) -> u32 {
+        match self {
+            Method::DraftsList | Method::DraftsGet => 5,
+            Method::DraftsSend => 100,
+            Method::DraftsDelete => 10,
+            Method::MessagesList | Method::MessagesGet => 5,
+            Method::HistoryList => 2,
+            Method::GetProfile => 1,
+        }
+    }
+
+    /// Google's name of the method, e.g. `drafts.get`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::DraftsList => "drafts.list",
+            Method::DraftsGet => "drafts.get",
+            Method::DraftsSend => "drafts.send",
+            Method::DraftsDelete => "drafts.delete",
+            Method::MessagesList => "messages.list",
+            Method::MessagesGet => "messages.get",
+            Method::HistoryList => "history.list",
+            Method::GetProfile => "getProfile",
+        }
+    }
+
+    /// Whether the call only reads (and so may be retried inside the client).
+    pub fn is_read(self) -> bool {
+        !matches!(self, Method::DraftsSend | Method::DraftsDelete)
+    }
+}
+
+/// A token bucket of quota units shared by every call made for one account.
+#[derive(Debug)]
+pub struct QuotaLimiter {
+    units_per_second: f64,
+    state: Mutex<Bucket>,
+}
+
+#[derive(Debug)]
+struct Bucket {
+    available: f64,
+    updated: Instant,
+}
+
+impl QuotaLimiter {
+    /// A limiter allowing `units_per_second` (at least 1), starting with a full second's worth.
+    pub fn new(units_per_second: u32) -> Self {
+        let rate = f64::from(units_per_second.max(1));
+        QuotaLimiter {
+            units_per_second: rate,
+            state: Mutex::new(Bucket {
+                available: rate,
+                updated: Instant::now(),
+            }),
+        }
+    }
+
+    /// The configured rate.
+    pub fn units_per_second(&self) -> u32 {
+        self.units_per_second as u32
+    }
+
+    /// Wait until `method`'s units are available, then take them.
+    pub async fn acquire(&self, method: Method) {
+        self.acquire_units(method.units()).await;
+    }
+
+    /// Wait until `units` are available, then take them.
+    pub async fn acquire_units(&self, units: u32) {
+        // A call costing more than the bucket holds (drafts.send at a tiny configured rate)
+        // would wait forever; it is allowed once the bucket is full instead.
+        let units = f64::from(units).min(self.units_per_second);
+        // The lock is held while sleeping so waiting calls are served in order and a burst
+        // cannot overtake: fairness matters more than parallel waiting here.
+        let mut bucket = self.state.lock().await;
+        loop {
+            let now = Instant::now();
+            let elapsed = now.duration_since(bucket.updated).as_secs_f64();
+            bucket.available =
+                (bucket.available + elapsed * self.units_per_second).min(self.units_per_second);
+            bucket.updated = now;
+            if bucket.available >= units {
+                bucket.available -= units;
+                return;
+            }
+            let missing = units - bucket.available;
+            tokio::time::sleep(Duration::from_secs_f64(missing / self.units_per_second)).await;
+        }
+    }
+}
+
+impl Default for QuotaLimiter {
+    fn default() -> Self {
+        QuotaLimiter::new(DEFAULT_UNITS_PER_SECOND)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_burst_beyond_one_second_of_units_is_spread_over_time() {
+        let limiter = QuotaLimiter::new(100);
+        let start = Instant::now();
+        // 100 units are in the bucket; the next 50 take half a second to refill.
+        for _ in 0..30 {
+            limiter.acquire(Method::DraftsGet).await;
+        }
+        let waited = start.elapsed();
+        assert!(
+            waited >= Duration::from_millis(450),
+            "waited only {waited:?}"
+        );
+        assert!(waited < Duration::from_millis(900), "waited {waited:?}");
+    }
+
+    #[tokio::test]
+    async fn calls_within_the_bucket_do_not_wait() {
+        let limiter = QuotaLimiter::new(250);
+        let start = Instant::now();
+        for _ in 0..50 {
+            limiter.acquire(Method::DraftsGet).await;
+        }
+        assert!(start.elapsed() < Duration::from_millis(100));
+    }
+
+    #[test]
+    fn sends_cost_twenty_times_a_read() {
+        assert_eq!(Method::DraftsSend.units(), 20 * Method::DraftsGet.units());
+        assert_eq!(Method::HistoryList.units(), 2);
+    }
+}

@@ -422,13 +422,22 @@ fn read_headers(message: &Message<'_>, view: &mut ReviewView) {
                     kind: WarningKind::InvalidDate,
                     message: format!(
                         "The Date header \"{}\" is not a date; no date is shown.",
-                        raw.trim()
+                        printable(raw.trim(), 80)
                     ),
                 });
             }
         }
     }
     let root = message.root_part();
+    let standard = root.headers.iter().any(|h| !matches!(h.name, mail_parser::HeaderName::Other(_)));
+    if !standard {
+        view.warnings.push(Warning {
+            kind: WarningKind::NotAMessage,
+            message: "No standard header (From, To, Subject, Date, Content-Type...) was found: \
+                      these bytes are probably not an email message."
+                .into(),
+        });
+    }
     if let Some(header) = root.headers.iter().find(|h| {
         let end = (h.offset_end as usize).min(message.raw_message.len());
         let start = (h.offset_start as usize).min(end);
@@ -437,20 +446,61 @@ fn read_headers(message: &Message<'_>, view: &mut ReviewView) {
         view.warnings.push(Warning {
             kind: WarningKind::BrokenHeader,
             message: format!(
-                "The {} header contains raw bytes that are not text; unreadable characters \
-                 show as \u{fffd}.",
-                header.name()
+                "{} contains raw bytes that are not text; unreadable characters show as \
+                 \u{fffd}.",
+                header_label(header.name())
             ),
         });
     }
 }
 
-fn part_label(id: usize) -> String {
-    if id == 0 {
-        "The body".to_owned()
+/// A header named in a sentence; garbage names are not repeated.
+fn header_label(name: &str) -> String {
+    let ok = !name.is_empty()
+        && name.len() <= 40
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if ok {
+        format!("The {name} header")
     } else {
-        format!("Part {id}")
+        "A header with an unreadable name".to_owned()
     }
+}
+
+fn part_label(id: usize, part: &MessagePart<'_>) -> String {
+    match (id, part.attachment_name()) {
+        (0, _) => "The body".to_owned(),
+        (_, Some(name)) => format!("Part {id} (\u{201c}{}\u{201d})", printable(name, 80)),
+        (_, None) => format!("Part {id}"),
+    }
+}
+
+/// `text` made safe to quote in a warning: control characters dropped, length capped.
+fn printable(text: &str, max_chars: usize) -> String {
+    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+    if clean.chars().count() > max_chars {
+        let cut: String = clean.chars().take(max_chars).collect();
+        format!("{cut}\u{2026}")
+    } else {
+        clean
+    }
+}
+
+/// The part shown as the body when the structure gave none: a multipart whose boundary is
+/// missing or never appears leaves its whole content in one undivided part.
+fn fallback_body_part(message: &Message<'_>) -> Option<usize> {
+    let has_body = message
+        .html_body
+        .iter()
+        .chain(&message.text_body)
+        .any(|&id| {
+            message
+                .parts
+                .get(id as usize)
+                .is_some_and(|p| matches!(p.body, PartType::Text(_) | PartType::Html(_)))
+        });
+    let root = message.parts.first()?;
+    let multipart = content_type_of(root).is_some_and(|t| t.starts_with("multipart/"));
+    (!has_body && multipart && !matches!(root.body, PartType::Multipart(_))).then_some(0)
 }
 
 fn content_type_of(part: &MessagePart<'_>) -> Option<String> {
@@ -462,7 +512,7 @@ fn content_type_of(part: &MessagePart<'_>) -> Option<String> {
 
 fn read_structure_warnings(message: &Message<'_>, raw: &[u8], warnings: &mut Vec<Warning>) {
     for (id, part) in message.parts.iter().enumerate() {
-        let label = part_label(id);
+        let label = part_label(id, part);
         let ctype = content_type_of(part).unwrap_or_default();
         if ctype.starts_with("multipart/") {
             let boundary = part.content_type().and_then(|ct| ct.attribute("boundary"));
@@ -498,12 +548,19 @@ fn read_structure_warnings(message: &Message<'_>, raw: &[u8], warnings: &mut Vec
             continue;
         }
         if part.is_encoding_problem {
+            let no_body = id == 0
+                && matches!(&part.body, PartType::Text(t) if t.is_empty())
+                && part.offset_body as usize >= raw.len();
             warnings.push(Warning {
                 kind: WarningKind::TruncatedPart,
-                message: format!(
-                    "{label} could not be decoded completely (damaged or cut off); it is \
-                     shown as raw text."
-                ),
+                message: if no_body {
+                    "The draft ends after its headers: it has no body.".to_owned()
+                } else {
+                    format!(
+                        "{label} is damaged or cut off and could not be decoded; what could be \
+                         read is kept as it is."
+                    )
+                },
             });
         }
         if let PartType::Text(t) | PartType::Html(t) = &part.body {
@@ -517,15 +574,16 @@ fn read_structure_warnings(message: &Message<'_>, raw: &[u8], warnings: &mut Vec
                     warnings.push(Warning {
                         kind: WarningKind::UnknownCharset,
                         message: format!(
-                            "{label} declares the unknown charset \"{cs}\"; it is read as \
-                             UTF-8 and may show wrong characters."
+                            "{label} declares the unknown charset \"{}\"; it is read as \
+                             UTF-8 and may show wrong characters.",
+                            printable(cs, 40)
                         ),
                     });
                     continue;
                 }
             }
             if t.contains('\u{fffd}') {
-                let cs = charset.unwrap_or("us-ascii");
+                let cs = printable(charset.unwrap_or("us-ascii"), 40);
                 warnings.push(Warning {
                     kind: WarningKind::BrokenCharset,
                     message: format!(
@@ -587,7 +645,11 @@ fn collect_attachments<'m>(
     raw: &'m [u8],
 ) -> Vec<(AttachmentMeta, Cow<'m, [u8]>)> {
     let mut out = Vec::with_capacity(message.attachments.len());
+    let shown_as_body = fallback_body_part(message);
     for &id in &message.attachments {
+        if shown_as_body == Some(id as usize) {
+            continue;
+        }
         let Some(part) = message.parts.get(id as usize) else {
             continue;
         };
@@ -662,12 +724,21 @@ fn read_bodies(
     }
     // A multipart that lost its boundary leaves no body at all: show its raw text instead of
     // an empty review (the warning explains why).
-    if texts.is_empty() && html_source.is_empty() {
-        if let Some(PartType::Text(t)) = message.parts.first().map(|p| &p.body) {
-            texts.push(t.as_ref());
+    let mut fallback = String::new();
+    if let Some(id) = fallback_body_part(message) {
+        match &message.parts[id].body {
+            PartType::Text(t) | PartType::Html(t) => fallback.push_str(t),
+            PartType::Binary(b) | PartType::InlineBinary(b) => {
+                fallback.push_str(&String::from_utf8_lossy(b))
+            }
+            _ => {}
         }
     }
-    let text_source = texts.join("\n\n");
+    if !fallback.is_empty() {
+        texts.push(&fallback);
+    }
+    // Shown text uses \n line ends whatever the wire form (CRLF) is, so diffs compare words.
+    let text_source = texts.join("\n\n").replace("\r\n", "\n");
 
     let fragment;
     let mut used_cids = Vec::new();

@@ -1,0 +1,161 @@
+//! The helpers the app calls besides `render_message`: saving and previewing attachments,
+//! muster drafts, version diffs — and robustness on cut-off input.
+
+use std::fs;
+
+use countersign_core::render::diff::ChangeKind;
+use countersign_core::render::{
+    attachment_bytes, diff_versions, render_message, render_plain_text, Address,
+    AttachmentPreview, FlagKind, ParentMessage, RenderOptions,
+};
+use sha2::{Digest, Sha256};
+
+use crate::support::{body_of, fixtures};
+
+fn fixture(name: &str) -> Vec<u8> {
+    fs::read(fixtures("render").join(name)).unwrap()
+}
+
+#[test]
+fn a_saved_attachment_has_the_exact_bytes_the_view_describes() {
+    let raw = fixture("attachment-pdf.eml");
+    let view = render_message(&raw, &RenderOptions::default());
+    let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
+    assert_eq!(meta, view.attachments[0]);
+    assert!(bytes.starts_with(b"%PDF-1.4"));
+    assert_eq!(meta.sha256, hex::encode(Sha256::digest(&bytes)));
+    assert_eq!(meta.size, bytes.len() as u64);
+    assert!(attachment_bytes(&raw, 1).is_none());
+}
+
+#[test]
+fn a_latin1_text_attachment_is_saved_in_latin1_not_re_encoded() {
+    let raw = fixture("attachment-csv-latin1.eml");
+    let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
+    assert_eq!(meta.file_name.as_deref(), Some("export.csv"));
+    assert_eq!(bytes, b"name;city\r\nJos\xe9;S\xe3o Paulo\r\nM\xfcller;K\xf6ln\r\n");
+}
+
+#[test]
+fn previews_follow_what_the_bytes_are() {
+    let raw = fixture("attachment-images.eml");
+    let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
+    match AttachmentPreview::of(&meta, &bytes, 1024) {
+        AttachmentPreview::Image { data_uri } => assert!(data_uri.starts_with("data:image/png;base64,iVBOR")),
+        other => panic!("{other:?}"),
+    }
+    let raw = fixture("attachment-pdf.eml");
+    let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
+    assert_eq!(AttachmentPreview::of(&meta, &bytes, 1024), AttachmentPreview::Pdf);
+
+    let raw = fixture("attachment-csv-latin1.eml");
+    let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
+    match AttachmentPreview::of(&meta, &bytes, 12) {
+        AttachmentPreview::Text { text, truncated } => {
+            assert_eq!(text, "name;city\r\nJ");
+            assert!(truncated);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let raw = fixture("risky-double-extension.eml");
+    let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
+    assert_eq!(
+        AttachmentPreview::of(&meta, &bytes, 1024),
+        AttachmentPreview::None {
+            content_type: Some("application/x-msdownload".into()),
+            size: bytes.len() as u64
+        }
+    );
+    // A "photo" that is really a PDF is previewed as what it is.
+    let raw = fixture("type-mismatch.eml");
+    let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
+    assert_eq!(AttachmentPreview::of(&meta, &bytes, 1024), AttachmentPreview::Pdf);
+}
+
+fn parent() -> ParentMessage {
+    ParentMessage {
+        from: vec![Address {
+            name: Some("Ana".into()),
+            email: "ana@client.example.org".into(),
+        }],
+        subject: Some("Invoice".into()),
+        ..ParentMessage::default()
+    }
+}
+
+#[test]
+fn a_muster_draft_is_shown_as_escaped_text_with_what_it_answers() {
+    let view = render_plain_text(
+        "Hi <Ana>, the invoice is at https://pay.example.com/42.",
+        Some(&parent()),
+        &RenderOptions::default(),
+    );
+    let body = body_of(&view.html_body);
+    assert!(body.contains("Hi &lt;Ana&gt;"), "{body}");
+    assert!(body.contains("<a href=\"https://pay.example.com/42\" target=\"_blank\" rel=\"noopener noreferrer\">"));
+    assert_eq!(view.links.len(), 1);
+    assert!(!view.links[0].mismatch);
+    assert_eq!(view.answers.as_ref().and_then(|a| a.subject.as_deref()), Some("Invoice"));
+    assert!(view.is_reply);
+    assert!(view.flags.is_empty(), "{:?}", view.flags);
+}
+
+#[test]
+fn a_redraft_diff_shows_the_changed_words_and_the_new_recipient() {
+    let old = render_message(&fixture("reply-threaded.eml"), &RenderOptions::default());
+    let new = render_message(&fixture("reply-exfiltration.eml"), &RenderOptions::default());
+    let diff = diff_versions(&old, &new);
+    assert!(diff.text_changed);
+    assert!(diff.text.iter().any(|c| c.kind == ChangeKind::Added && c.text.contains("customer")));
+    let added: Vec<&str> = diff.recipients_added.iter().map(|r| r.address.email.as_str()).collect();
+    assert_eq!(added, ["collector@exfil.example.net", "archive@elsewhere.example.net"]);
+    let removed: Vec<&str> = diff.recipients_removed.iter().map(|r| r.address.email.as_str()).collect();
+    assert_eq!(removed, ["bob@client.example.org"]);
+    assert!(diff.subject.is_none());
+    assert!(!diff.unchanged);
+}
+
+#[test]
+fn a_replaced_attachment_shows_as_removed_and_added() {
+    let old = render_message(&fixture("attachment-pdf.eml"), &RenderOptions::default());
+    let new = render_message(&fixture("risky-double-extension.eml"), &RenderOptions::default());
+    let diff = diff_versions(&old, &new);
+    assert_eq!(diff.attachments_removed[0].file_name.as_deref(), Some("invoice-42.pdf"));
+    assert_eq!(diff.attachments_added[0].file_name.as_deref(), Some("invoice.pdf.exe"));
+    assert!(diff.subject.is_some());
+    assert!(diff_versions(&new, &new).unchanged);
+}
+
+#[test]
+fn every_prefix_of_a_rich_draft_renders_without_panicking() {
+    for name in ["mixed-alternative-related.eml", "risky-zip-with-script.eml", "encoded-word-headers.eml"] {
+        let raw = fixture(name);
+        for cut in (0..raw.len()).step_by(7) {
+            let view = render_message(&raw[..cut], &RenderOptions::default());
+            assert_eq!(view.raw_size, cut as u64);
+        }
+    }
+}
+
+#[test]
+fn the_exfiltration_reply_is_flagged_for_the_stranger_and_the_bcc() {
+    let raw = fixture("reply-exfiltration.eml");
+    let options = RenderOptions {
+        parent: Some(ParentMessage {
+            from: vec![Address { name: None, email: "ana@client.example.org".into() }],
+            to: vec![Address { name: None, email: "owen@example.com".into() }],
+            ..ParentMessage::default()
+        }),
+        ..RenderOptions::default()
+    };
+    let view = render_message(&raw, &options);
+    let strangers: Vec<&str> = view
+        .flags
+        .iter()
+        .filter(|f| f.kind == FlagKind::RecipientNotOnThread)
+        .map(|f| f.about.as_str())
+        .collect();
+    assert_eq!(strangers, ["collector@exfil.example.net", "archive@elsewhere.example.net"]);
+    assert!(view.flags.iter().any(|f| f.kind == FlagKind::BccRecipient));
+}

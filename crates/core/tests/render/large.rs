@@ -1,0 +1,73 @@
+//! Big drafts: a 30 MB attachment and a 5,000-part message render, in linear time.
+
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use countersign_core::render::{render_message, FlagKind, RenderOptions};
+use sha2::{Digest, Sha256};
+
+fn with_attachment(bytes: &[u8]) -> Vec<u8> {
+    let mut raw = b"From: owen@example.com\r\nTo: ana@example.com\r\nSubject: big\r\n\
+        MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+        --b\r\nContent-Type: text/plain\r\n\r\nthe archive\r\n\
+        --b\r\nContent-Type: application/octet-stream; name=\"big.bin\"\r\n\
+        Content-Transfer-Encoding: base64\r\n\r\n"
+        .to_vec();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+    raw.reserve(encoded.len() + encoded.len() / 38 + 16);
+    for line in encoded.as_bytes().chunks(76) {
+        raw.extend_from_slice(line);
+        raw.extend_from_slice(b"\r\n");
+    }
+    raw.extend_from_slice(b"--b--\r\n");
+    raw
+}
+
+#[test]
+fn a_30_mb_attachment_renders_with_its_real_size_and_hash_and_the_size_flag() {
+    let bytes: Vec<u8> = (0..30 * 1024 * 1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let raw = with_attachment(&bytes);
+    let view = render_message(&raw, &RenderOptions::default());
+    assert_eq!(view.attachments.len(), 1);
+    assert_eq!(view.attachments[0].size, bytes.len() as u64);
+    assert_eq!(view.attachments[0].sha256, hex::encode(Sha256::digest(&bytes)));
+    assert!(view.flags.iter().any(|f| f.kind == FlagKind::OverSizeLimit), "{:?}", view.flags);
+    assert!(view.warnings.is_empty(), "{:?}", view.warnings);
+}
+
+fn many_parts(n: usize) -> Vec<u8> {
+    let mut raw = b"From: owen@example.com\r\nTo: ana@example.com\r\nSubject: parts\r\n\
+        MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"p\"\r\n\r\n\
+        --p\r\nContent-Type: text/plain\r\n\r\nmany parts follow\r\n"
+        .to_vec();
+    for i in 1..n {
+        raw.extend_from_slice(
+            format!(
+                "--p\r\nContent-Type: application/octet-stream; name=\"part-{i}.bin\"\r\n\
+                 Content-Disposition: attachment; filename=\"part-{i}.bin\"\r\n\r\npart {i}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    raw.extend_from_slice(b"--p--\r\n");
+    raw
+}
+
+fn time_render(raw: &[u8]) -> (Duration, usize) {
+    let start = Instant::now();
+    let view = render_message(raw, &RenderOptions::default());
+    (start.elapsed(), view.attachments.len())
+}
+
+#[test]
+fn a_5000_part_message_renders_every_part_in_linear_time() {
+    let small = many_parts(500);
+    let big = many_parts(5_000);
+    let _ = time_render(&small); // warm up
+    let (t_small, n_small) = time_render(&small);
+    let (t_big, n_big) = time_render(&big);
+    assert_eq!((n_small, n_big), (499, 4_999));
+    // 10x the parts; quadratic work would take ~100x as long. Generous for a busy machine.
+    let ratio = t_big.as_secs_f64() / t_small.as_secs_f64().max(1e-4);
+    assert!(ratio < 40.0, "500 parts: {t_small:?}, 5000 parts: {t_big:?} (x{ratio:.1})");
+}

@@ -1,0 +1,9 @@
+//! Integration tests of review rendering (`countersign_core::render`): the golden corpus, the
+//! XSS corpus, remote content, large messages and the public helpers.
+
+mod api;
+mod golden;
+mod large;
+mod remote;
+mod support;
+mod xss;

@@ -1,1 +1,307 @@
-//! Fake muster (being written).
+//! Fake muster: the owner API Countersign calls (`docs/muster.md` is the contract), served over
+//! real HTTP on 127.0.0.1 by [`crate::server::serve`].
+//!
+//! - `POST /login` with the configured password (303 + `muster_session` cookie; 401 wrong
+//!   password; 429 after 10 attempts a minute; 503 when no password is configured);
+//! - the cookie is required on every owner route (401 `{"error":"not signed in"}`);
+//! - `/api/plugin/drafts`, `/api/plugin/drafts/{id}`, `/api/plugin/drafts/{id}/decide`,
+//!   `/api/plugin/routes`, `/api/plugin/messages` and `/events`, with muster's state rules
+//!   (see [`state`]);
+//! - a control API under `/_control/` (see [`control`]) and the same methods in-process on
+//!   [`FakeMuster`], to play the plugin and the sessions and to inject faults.
+
+mod control;
+mod events;
+mod faults;
+mod owner;
+mod seed;
+mod state;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use axum::routing::{get, post};
+use axum::Router;
+use tokio::sync::{broadcast, watch};
+
+pub use faults::{FaultAction, LoggedRequest};
+pub use state::{ApiError, CheckVerdict, Relayed, CHIEF_SESSION, MAX_ROUTE_REDRAFTS};
+
+use crate::server::ServerHandle;
+use faults::Faults;
+use state::{Change, Store};
+
+/// How to start a fake muster.
+#[derive(Clone, Debug)]
+pub struct MusterConfig {
+    /// Where to listen; port 0 picks a free one.
+    pub addr: SocketAddr,
+    /// What it holds at start.
+    pub seed: crate::Seed,
+    /// The owner password `POST /login` accepts; empty means "no password configured" (503).
+    pub password: String,
+}
+
+impl Default for MusterConfig {
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            seed: crate::Seed::Empty,
+            password: "demo-password".to_owned(),
+        }
+    }
+}
+
+/// What the handlers share.
+pub(crate) struct Shared {
+    store: Mutex<Store>,
+    faults: Mutex<Faults>,
+    log: Mutex<Vec<LoggedRequest>>,
+    events: broadcast::Sender<Change>,
+    cut: watch::Sender<u64>,
+    server: OnceLock<ServerHandle>,
+}
+
+impl Shared {
+    fn store(&self) -> MutexGuard<'_, Store> {
+        // A panicking handler must not take the whole fake down with a poisoned lock.
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn cut_event_streams(&self) {
+        self.cut.send_modify(|n| *n += 1);
+    }
+}
+
+/// A running fake muster.
+#[derive(Clone)]
+pub struct FakeMuster {
+    shared: Arc<Shared>,
+    server: ServerHandle,
+    password: String,
+}
+
+impl std::fmt::Debug for FakeMuster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The password is a demo credential, but Debug output still never carries secrets.
+        f.debug_struct("FakeMuster")
+            .field("url", &self.server.base_url())
+            .finish_non_exhaustive()
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    let owner = Router::new()
+        .route("/api/plugin/drafts", get(owner::list_drafts))
+        .route("/api/plugin/drafts/{id}", get(owner::get_draft))
+        .route("/api/plugin/drafts/{id}/decide", post(owner::decide))
+        .route("/api/plugin/routes", get(owner::list_routes))
+        .route("/api/plugin/messages", get(owner::list_messages))
+        .route("/events", get(events::events))
+        .route_layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            owner::require_session,
+        ));
+    Router::new()
+        .route("/login", post(owner::login))
+        .merge(owner)
+        .merge(control::router())
+        .fallback(|| async {
+            (
+                axum::http::StatusCode::NOT_FOUND,
+                axum::Json(serde_json::json!({"error": "not found"})),
+            )
+        })
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            faults::observe,
+        ))
+        .with_state(shared)
+}
+
+impl FakeMuster {
+    /// Start serving; the seed is filed before the first request can arrive.
+    pub async fn start(config: MusterConfig) -> std::io::Result<FakeMuster> {
+        let (events, _) = broadcast::channel(1024);
+        let (cut, _) = watch::channel(0);
+        let shared = Arc::new(Shared {
+            store: Mutex::new(Store::new(config.password.clone(), events.clone())),
+            faults: Mutex::new(Faults::default()),
+            log: Mutex::new(Vec::new()),
+            events,
+            cut,
+            server: OnceLock::new(),
+        });
+        if config.seed == crate::Seed::Demo {
+            seed::demo(&mut shared.store()).map_err(std::io::Error::other)?;
+        }
+        let server = crate::server::serve(router(shared.clone()), config.addr).await?;
+        let _ = shared.server.set(server.clone());
+        Ok(FakeMuster {
+            shared,
+            server,
+            password: config.password,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`, no trailing slash.
+    pub fn url(&self) -> String {
+        self.server.base_url()
+    }
+
+    /// The owner password `POST /login` accepts.
+    pub fn password(&self) -> &str {
+        &self.password
+    }
+
+    /// The server handle (address, online switch, shutdown).
+    pub fn server(&self) -> &ServerHandle {
+        &self.server
+    }
+
+    // ---- playing the plugin and the sessions --------------------------------------------
+
+    /// Mint a plugin; with `draft_checks` its drafts start `checkState: "awaiting"`.
+    pub fn create_plugin(&self, name: &str, draft_checks: bool) -> Result<(), ApiError> {
+        self.shared.store().create_plugin(name, draft_checks)
+    }
+
+    /// The plugin relays a message to `session`: a message and its first route.
+    pub fn relay_message(
+        &self,
+        plugin: &str,
+        session: &str,
+        from: &str,
+        subject: &str,
+        snippet: &str,
+    ) -> Result<Relayed, ApiError> {
+        self.shared
+            .store()
+            .relay_message(plugin, session, from, subject, snippet)
+    }
+
+    /// The session files a reply draft on an open route (also how a redraft is filed, on the
+    /// `redraft` or `fallback` route). Returns the draft id.
+    pub fn file_draft(&self, route_id: &str, text: &str) -> Result<String, ApiError> {
+        self.shared.store().file_draft(route_id, text)
+    }
+
+    /// The plugin's check verdict on an `awaiting` draft.
+    pub fn record_check(
+        &self,
+        draft_id: &str,
+        verdict: CheckVerdict,
+        detail: Option<&str>,
+    ) -> Result<(), ApiError> {
+        self.shared
+            .store()
+            .record_check(draft_id, verdict, detail)
+            .map(drop)
+    }
+
+    /// The plugin claims an approved draft to send it.
+    pub fn claim(&self, draft_id: &str) -> Result<(), ApiError> {
+        self.shared.store().claim(draft_id).map(drop)
+    }
+
+    /// The plugin reports its send. `ok: false` fails the draft, ends its route
+    /// `send_failed` and opens a redraft route (or falls back to the chief). A repeated report
+    /// changes nothing.
+    pub fn report_result(
+        &self,
+        draft_id: &str,
+        ok: bool,
+        detail: Option<&str>,
+    ) -> Result<(), ApiError> {
+        self.shared
+            .store()
+            .report_result(draft_id, ok, detail)
+            .map(drop)
+    }
+
+    /// The session did not answer on this route in time.
+    pub fn time_out_route(&self, route_id: &str) -> Result<(), ApiError> {
+        self.shared.store().time_out_route(route_id)
+    }
+
+    /// The draft as the owner API shows it, without a cookie (for assertions).
+    pub fn draft(&self, draft_id: &str) -> Option<serde_json::Value> {
+        self.shared.store().get_draft(draft_id).ok()
+    }
+
+    /// The routes of a message as the owner API shows them (for assertions).
+    pub fn routes(&self, message_id: &str) -> Vec<serde_json::Value> {
+        self.shared.store().list_routes(message_id)
+    }
+
+    // ---- faults --------------------------------------------------------------------------
+
+    /// Every session cookie stops working: the next owner call answers 401.
+    pub fn expire_sessions(&self) {
+        self.shared.store().expire_sessions();
+    }
+
+    /// Arm a fault for the next `times` requests to `method` (`*` = any) and `path` (exact, or
+    /// a prefix when it ends in `*`). The control API is never faulted.
+    pub fn inject(&self, method: &str, path: &str, times: u32, action: FaultAction) {
+        self.shared
+            .faults
+            .lock()
+            .expect("faults lock")
+            .arm(method, path, times, action);
+    }
+
+    /// Answer the next `times` matching requests with `status` and change nothing.
+    pub fn fail_next(&self, method: &str, path: &str, times: u32, status: u16) {
+        self.inject(method, path, times, FaultAction::Fail(status));
+    }
+
+    /// Hold the next `times` matching requests for `wait` before handling them.
+    pub fn delay_next(&self, method: &str, path: &str, times: u32, wait: Duration) {
+        self.inject(method, path, times, FaultAction::Delay(wait));
+    }
+
+    /// Handle the next `times` matching requests, then cut the connection unanswered.
+    pub fn drop_after_commit(&self, method: &str, path: &str, times: u32) {
+        self.inject(method, path, times, FaultAction::DropAfterCommit);
+    }
+
+    /// Disarm every fault.
+    pub fn clear_faults(&self) {
+        self.shared.faults.lock().expect("faults lock").clear();
+    }
+
+    /// Refuse connections (`false`) or accept them again (`true`).
+    pub fn set_online(&self, online: bool) {
+        self.server.set_online(online);
+    }
+
+    /// End every open `/events` stream (the client must reconnect and re-sync).
+    pub fn cut_event_streams(&self) {
+        self.shared.cut_event_streams();
+    }
+
+    /// How many `/events` streams are open right now.
+    pub fn event_streams(&self) -> usize {
+        self.shared.events.receiver_count()
+    }
+
+    /// Every request answered so far, oldest first.
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        self.shared.log.lock().expect("log lock").clone()
+    }
+
+    /// How many requests matched `method` and `path` (exact).
+    pub fn count_requests(&self, method: &str, path: &str) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| r.method.eq_ignore_ascii_case(method) && r.path == path)
+            .count()
+    }
+
+    /// Forget the request log.
+    pub fn clear_requests(&self) {
+        self.shared.log.lock().expect("log lock").clear();
+    }
+}

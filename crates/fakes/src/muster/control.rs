@@ -1,0 +1,254 @@
+//! The control API of the fake muster, under `/_control/` (no cookie needed): it plays the
+//! plugin and the sessions, and arms faults. Each route mirrors a method of
+//! [`FakeMuster`](super::FakeMuster).
+//!
+//! | route | body | effect |
+//! |---|---|---|
+//! | `POST /_control/plugins` | `{"name", "draftChecks": bool}` | mint a plugin |
+//! | `POST /_control/messages` | `{"plugin", "session", "from", "subject", "snippet"}` | relay a message: `{"messageId", "routeId"}` |
+//! | `POST /_control/routes/{id}/drafts` | `{"text"}` | the session files a draft (or redraft) on the route: `{"draft"}` |
+//! | `POST /_control/routes/{id}/timeout` | — | the route times out |
+//! | `POST /_control/drafts/{id}/check` | `{"verdict": "sendable"\|"refused", "detail"}` | the plugin's check verdict |
+//! | `POST /_control/drafts/{id}/claim` | — | the plugin claims an approved draft |
+//! | `POST /_control/drafts/{id}/result` | `{"ok": bool, "detail"}` | the plugin reports its send |
+//! | `POST /_control/sessions/expire` | — | every session cookie stops working |
+//! | `POST /_control/faults` | `{"method", "path", "times", "action": "fail"\|"delay"\|"drop_after_commit", "status", "millis"}` | arm a fault |
+//! | `DELETE /_control/faults` | — | disarm all faults |
+//! | `POST /_control/offline` | `{"millis"}` | refuse connections for that long |
+//! | `POST /_control/events/cut` | — | end every open `/events` stream |
+//! | `GET`/`DELETE /_control/requests` | — | the request log / clear it |
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::faults::FaultAction;
+use super::state::{ApiError, CheckVerdict};
+use super::Shared;
+
+pub(crate) fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/_control/plugins", post(create_plugin))
+        .route("/_control/messages", post(relay_message))
+        .route("/_control/routes/{id}/drafts", post(file_draft))
+        .route("/_control/routes/{id}/timeout", post(time_out_route))
+        .route("/_control/drafts/{id}/check", post(record_check))
+        .route("/_control/drafts/{id}/claim", post(claim))
+        .route("/_control/drafts/{id}/result", post(report_result))
+        .route("/_control/sessions/expire", post(expire_sessions))
+        .route("/_control/faults", post(arm_fault).delete(clear_faults))
+        .route("/_control/offline", post(go_offline))
+        .route("/_control/events/cut", post(cut_events))
+        .route("/_control/requests", delete(clear_requests).get(requests))
+}
+
+fn answer<T: serde::Serialize>(result: Result<T, ApiError>) -> Response {
+    match result {
+        Ok(value) => Json(value).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NewPlugin {
+    name: String,
+    #[serde(default)]
+    draft_checks: bool,
+}
+
+async fn create_plugin(State(shared): State<Arc<Shared>>, Json(body): Json<NewPlugin>) -> Response {
+    answer(
+        shared
+            .store()
+            .create_plugin(&body.name, body.draft_checks)
+            .map(|()| json!({"name": body.name, "draftChecks": body.draft_checks})),
+    )
+}
+
+#[derive(Deserialize)]
+struct NewMessage {
+    plugin: String,
+    session: String,
+    from: String,
+    subject: String,
+    #[serde(default)]
+    snippet: String,
+}
+
+async fn relay_message(State(shared): State<Arc<Shared>>, Json(m): Json<NewMessage>) -> Response {
+    answer(
+        shared
+            .store()
+            .relay_message(&m.plugin, &m.session, &m.from, &m.subject, &m.snippet)
+            .map(|r| json!({"messageId": r.message_id, "routeId": r.route_id})),
+    )
+}
+
+#[derive(Deserialize)]
+struct NewDraft {
+    text: String,
+}
+
+async fn file_draft(
+    State(shared): State<Arc<Shared>>,
+    Path(route): Path<String>,
+    Json(body): Json<NewDraft>,
+) -> Response {
+    let mut store = shared.store();
+    answer(
+        store
+            .file_draft(&route, &body.text)
+            .and_then(|id| store.get_draft(&id))
+            .map(|draft| json!({ "draft": draft })),
+    )
+}
+
+async fn time_out_route(State(shared): State<Arc<Shared>>, Path(route): Path<String>) -> Response {
+    answer(shared.store().time_out_route(&route).map(|()| json!({})))
+}
+
+#[derive(Deserialize)]
+struct Verdict {
+    verdict: String,
+    detail: Option<String>,
+}
+
+async fn record_check(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Json(body): Json<Verdict>,
+) -> Response {
+    let verdict = match body.verdict.as_str() {
+        "sendable" => CheckVerdict::Sendable,
+        "refused" => CheckVerdict::Refused,
+        _ => return ApiError::new(400, "verdict must be sendable or refused").into_response(),
+    };
+    answer(
+        shared
+            .store()
+            .record_check(&id, verdict, body.detail.as_deref())
+            .map(|draft| json!({ "draft": draft })),
+    )
+}
+
+async fn claim(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    answer(
+        shared
+            .store()
+            .claim(&id)
+            .map(|draft| json!({ "draft": draft })),
+    )
+}
+
+#[derive(Deserialize)]
+struct SendResult {
+    ok: bool,
+    detail: Option<String>,
+}
+
+async fn report_result(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Json(body): Json<SendResult>,
+) -> Response {
+    answer(
+        shared
+            .store()
+            .report_result(&id, body.ok, body.detail.as_deref())
+            .map(|draft| json!({ "draft": draft })),
+    )
+}
+
+async fn expire_sessions(State(shared): State<Arc<Shared>>) -> Response {
+    shared.store().expire_sessions();
+    Json(json!({})).into_response()
+}
+
+#[derive(Deserialize)]
+struct NewFault {
+    #[serde(default = "any_method")]
+    method: String,
+    path: String,
+    #[serde(default = "once")]
+    times: u32,
+    action: String,
+    status: Option<u16>,
+    millis: Option<u64>,
+}
+
+fn any_method() -> String {
+    "*".to_owned()
+}
+
+fn once() -> u32 {
+    1
+}
+
+async fn arm_fault(State(shared): State<Arc<Shared>>, Json(f): Json<NewFault>) -> Response {
+    let action = match (f.action.as_str(), f.status, f.millis) {
+        ("fail", Some(status), _) if (100..600).contains(&status) => FaultAction::Fail(status),
+        ("delay", _, Some(ms)) => FaultAction::Delay(Duration::from_millis(ms)),
+        ("drop_after_commit", _, _) => FaultAction::DropAfterCommit,
+        _ => {
+            return ApiError::new(
+                400,
+                "action must be fail (with status), delay (with millis) or drop_after_commit",
+            )
+            .into_response()
+        }
+    };
+    shared
+        .faults
+        .lock()
+        .expect("faults lock")
+        .arm(&f.method, &f.path, f.times, action);
+    Json(json!({})).into_response()
+}
+
+async fn clear_faults(State(shared): State<Arc<Shared>>) -> Response {
+    shared.faults.lock().expect("faults lock").clear();
+    Json(json!({})).into_response()
+}
+
+#[derive(Deserialize)]
+struct Offline {
+    millis: u64,
+}
+
+/// Offline over HTTP must end by itself: while offline, no request reaches the fake.
+async fn go_offline(State(shared): State<Arc<Shared>>, Json(body): Json<Offline>) -> Response {
+    let Some(server) = shared.server.get().cloned() else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "not serving yet").into_response();
+    };
+    let wait = Duration::from_millis(body.millis);
+    tokio::spawn(async move {
+        // Let this answer leave before the socket closes.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        server.set_online(false);
+        tokio::time::sleep(wait).await;
+        server.set_online(true);
+    });
+    Json(json!({})).into_response()
+}
+
+async fn cut_events(State(shared): State<Arc<Shared>>) -> Response {
+    shared.cut_event_streams();
+    Json(json!({})).into_response()
+}
+
+async fn requests(State(shared): State<Arc<Shared>>) -> Response {
+    Json(json!({ "requests": *shared.log.lock().expect("log lock") })).into_response()
+}
+
+async fn clear_requests(State(shared): State<Arc<Shared>>) -> Response {
+    shared.log.lock().expect("log lock").clear();
+    Json(json!({})).into_response()
+}

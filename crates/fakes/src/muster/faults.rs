@@ -1,0 +1,173 @@
+//! Fault injection and the request log of the fake muster.
+//!
+//! Every request passes [`observe`]: it is logged (method, path, query, status, whether a
+//! session cookie came along — never the cookie itself), and an armed fault may fail it with a
+//! status, delay it, or let it commit and then cut the connection unanswered. The control API
+//! (`/_control/…`) is logged but never faulted, so a test can always repair the fake.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+
+use super::Shared;
+use crate::server::DropConnection;
+
+/// One request the fake muster answered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedRequest {
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The query string, if any.
+    pub query: Option<String>,
+    /// The status answered (for `/events`: the status of the stream's head).
+    pub status: u16,
+    /// Whether a `muster_session` cookie was sent (valid or not).
+    pub had_session_cookie: bool,
+    /// Whether the connection was cut instead of answering.
+    pub dropped: bool,
+}
+
+/// What an armed fault does to a matching request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultAction {
+    /// Answer this status with `{"error": "injected failure"}` without touching any state.
+    Fail(u16),
+    /// Wait this long, then handle the request normally.
+    Delay(Duration),
+    /// Handle the request (state changes happen), then close the connection without answering.
+    DropAfterCommit,
+}
+
+#[derive(Clone, Debug)]
+struct Fault {
+    method: Option<String>,
+    path: String,
+    remaining: u32,
+    action: FaultAction,
+}
+
+impl Fault {
+    fn matches(&self, method: &str, path: &str) -> bool {
+        let method_ok = self
+            .method
+            .as_deref()
+            .is_none_or(|m| m.eq_ignore_ascii_case(method));
+        let path_ok = match self.path.strip_suffix('*') {
+            Some(prefix) => path.starts_with(prefix),
+            None => path == self.path,
+        };
+        method_ok && path_ok
+    }
+}
+
+/// The armed faults.
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    armed: Vec<Fault>,
+}
+
+impl Faults {
+    /// Arm `action` for the next `times` requests to `method` (`*` for any) and `path` (exact,
+    /// or a prefix when it ends in `*`).
+    pub(crate) fn arm(&mut self, method: &str, path: &str, times: u32, action: FaultAction) {
+        if times == 0 {
+            return;
+        }
+        self.armed.push(Fault {
+            method: (method != "*").then(|| method.to_owned()),
+            path: path.to_owned(),
+            remaining: times,
+            action,
+        });
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.armed.clear();
+    }
+
+    /// Consume one use of every fault that matches.
+    fn take(&mut self, method: &str, path: &str) -> Vec<FaultAction> {
+        let mut actions = Vec::new();
+        for fault in &mut self.armed {
+            if fault.remaining > 0 && fault.matches(method, path) {
+                fault.remaining -= 1;
+                actions.push(fault.action);
+            }
+        }
+        self.armed.retain(|f| f.remaining > 0);
+        actions
+    }
+}
+
+/// The value of the `muster_session` cookie, if the request carries one.
+pub(crate) fn session_cookie(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == "muster_session")
+        .map(|(_, value)| value.to_owned())
+}
+
+/// Middleware: log the request and apply armed faults.
+pub(crate) async fn observe(
+    State(shared): State<Arc<Shared>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let method = req.method().to_string();
+    let path = req.uri().path().to_owned();
+    let query = req.uri().query().map(str::to_owned);
+    let had_session_cookie = session_cookie(req.headers()).is_some();
+    let log = |status: u16, dropped: bool| {
+        shared.log.lock().expect("log lock").push(LoggedRequest {
+            method: method.clone(),
+            path: path.clone(),
+            query: query.clone(),
+            status,
+            had_session_cookie,
+            dropped,
+        });
+    };
+
+    let mut drop_after_commit = false;
+    if !path.starts_with("/_control/") {
+        let actions = shared
+            .faults
+            .lock()
+            .expect("faults lock")
+            .take(&method, &path);
+        for action in actions {
+            match action {
+                FaultAction::Fail(status) => {
+                    log(status, false);
+                    let status = axum::http::StatusCode::from_u16(status)
+                        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+                    return (
+                        status,
+                        Json(serde_json::json!({"error": "injected failure"})),
+                    )
+                        .into_response();
+                }
+                FaultAction::Delay(wait) => tokio::time::sleep(wait).await,
+                FaultAction::DropAfterCommit => drop_after_commit = true,
+            }
+        }
+    }
+    let mut response = next.run(req).await;
+    log(response.status().as_u16(), drop_after_commit);
+    if drop_after_commit {
+        response.extensions_mut().insert(DropConnection);
+    }
+    response
+}

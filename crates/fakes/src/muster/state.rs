@@ -1,0 +1,766 @@
+//! The fake muster's data and the state rules of the owner-API contract (`docs/muster.md`).
+//!
+//! Everything the owner API and the control API change goes through [`Store`], so both see the
+//! same rules: `draft_checks` plugins start drafts `awaiting`, a refused check rejects for good,
+//! a failed send opens a `redraft` route at most [`MAX_ROUTE_REDRAFTS`] times and then falls back
+//! to the chief, and a repeated plugin result changes nothing.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+/// muster's `MaxRouteRedrafts`: how often one message is handed back for a redraft.
+pub const MAX_ROUTE_REDRAFTS: u32 = 2;
+
+/// The session a message goes to once its redrafts are used up.
+pub const CHIEF_SESSION: &str = "chief";
+
+/// Login attempts muster accepts per minute before answering 429.
+const LOGIN_ATTEMPTS_PER_MINUTE: usize = 10;
+
+/// A change that is announced on `/events`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// `plugin.draft.changed` with this draft id.
+    Draft(String),
+    /// `plugin.route.changed` with this route id.
+    Route(String),
+}
+
+/// An error answer: status plus muster's `{"error": …}` body (with `code`/`draft` when the
+/// contract gives them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: u16,
+    /// The `error` text.
+    pub message: String,
+    /// The machine-readable `code`, for the 409/412 answers of `decide`.
+    pub code: Option<&'static str>,
+    /// The draft as it is now, for `already_decided` and `stale`.
+    pub draft: Option<Value>,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: u16, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            code: None,
+            draft: None,
+        }
+    }
+
+    fn coded(status: u16, code: &'static str, message: &str, draft: Option<Value>) -> Self {
+        Self {
+            status,
+            message: message.to_owned(),
+            code: Some(code),
+            draft,
+        }
+    }
+
+    /// The JSON body muster sends with this error.
+    pub fn body(&self) -> Value {
+        let mut body = json!({ "error": self.message });
+        if let Some(code) = self.code {
+            body["code"] = json!(code);
+        }
+        if let Some(draft) = &self.draft {
+            body["draft"] = draft.clone();
+        }
+        body
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+pub(crate) type ApiResult<T> = std::result::Result<T, ApiError>;
+
+#[derive(Clone, Debug)]
+struct Plugin {
+    draft_checks: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Message {
+    id: String,
+    plugin: String,
+    from: String,
+    subject: String,
+    snippet: String,
+    received_at: String,
+    state: String,
+    routes: Vec<u64>,
+}
+
+/// Why a route exists; its `state` moves on (e.g. to `send_failed`) but this does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RouteKind {
+    Relayed,
+    Redraft,
+    Fallback,
+}
+
+#[derive(Clone, Debug)]
+struct Route {
+    id: u64,
+    message_id: String,
+    session: String,
+    kind: RouteKind,
+    state: &'static str,
+    routed_via: String,
+    redraft_of: Option<u64>,
+    redraft_count: u32,
+    reason: Option<String>,
+    created_at: String,
+    updated_at: String,
+}
+
+#[derive(Clone, Debug)]
+struct Draft {
+    id: u64,
+    route_id: u64,
+    state: &'static str,
+    check_state: &'static str,
+    check_detail: Option<String>,
+    text: String,
+    redraft_of: Option<u64>,
+    redraft_number: u32,
+    result: Option<(bool, Option<String>)>,
+    claimed: bool,
+    created_at: String,
+    updated_at: String,
+}
+
+impl Draft {
+    /// Still in play on its route: the session may not file another one beside it.
+    fn is_live(&self) -> bool {
+        matches!(self.state, "pending" | "approved")
+    }
+}
+
+/// The owner's decision on a draft.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerDecision {
+    /// `approve`
+    Approve,
+    /// `reject`
+    Reject,
+}
+
+/// The plugin's verdict on a draft of a `draft_checks` plugin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckVerdict {
+    /// The reply may be sent: the owner is asked.
+    Sendable,
+    /// The reply is rejected for good and the message handed back.
+    Refused,
+}
+
+/// A message relayed to a session: what the control API answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relayed {
+    /// The new message's id (`m-…`).
+    pub message_id: String,
+    /// The route that carries it to the session.
+    pub route_id: String,
+}
+
+/// All of the fake muster's state behind one lock.
+pub(crate) struct Store {
+    password: String,
+    sessions: HashSet<String>,
+    login_attempts: VecDeque<Instant>,
+    plugins: BTreeMap<String, Plugin>,
+    messages: BTreeMap<String, Message>,
+    routes: BTreeMap<u64, Route>,
+    drafts: BTreeMap<u64, Draft>,
+    next_message: u64,
+    next_route: u64,
+    next_draft: u64,
+    last_stamp: DateTime<Utc>,
+    events: broadcast::Sender<Change>,
+}
+
+/// What `POST /login` answers.
+pub(crate) enum LoginAnswer {
+    SignedIn(String),
+    WrongPassword,
+    TooManyAttempts,
+    NoPassword,
+}
+
+impl Store {
+    pub(crate) fn new(password: String, events: broadcast::Sender<Change>) -> Self {
+        Self {
+            password,
+            sessions: HashSet::new(),
+            login_attempts: VecDeque::new(),
+            plugins: BTreeMap::new(),
+            messages: BTreeMap::new(),
+            routes: BTreeMap::new(),
+            drafts: BTreeMap::new(),
+            next_message: 1,
+            next_route: 1,
+            next_draft: 1,
+            last_stamp: DateTime::<Utc>::MIN_UTC,
+            events,
+        }
+    }
+
+    /// A timestamp later than every one handed out before, so two changes never share an
+    /// `updatedAt` (the client's version check depends on it).
+    fn stamp(&mut self) -> String {
+        // Compare at the precision that is written out, or two stamps could print alike.
+        let now = DateTime::<Utc>::from_timestamp_micros(Utc::now().timestamp_micros())
+            .unwrap_or_else(Utc::now);
+        let next = if now > self.last_stamp {
+            now
+        } else {
+            self.last_stamp + chrono::Duration::microseconds(1)
+        };
+        self.last_stamp = next;
+        next.to_rfc3339_opts(SecondsFormat::Micros, true)
+    }
+
+    fn emit(&self, change: Change) {
+        // No stream connected is fine: muster does not keep events for later.
+        let _ = self.events.send(change);
+    }
+
+    // ---- sign-in -------------------------------------------------------------------------
+
+    pub(crate) fn login(&mut self, password: Option<&str>) -> LoginAnswer {
+        if self.password.is_empty() {
+            return LoginAnswer::NoPassword;
+        }
+        let now = Instant::now();
+        while let Some(first) = self.login_attempts.front() {
+            if now.duration_since(*first) >= Duration::from_secs(60) {
+                self.login_attempts.pop_front();
+            } else {
+                break;
+            }
+        }
+        if self.login_attempts.len() >= LOGIN_ATTEMPTS_PER_MINUTE {
+            return LoginAnswer::TooManyAttempts;
+        }
+        self.login_attempts.push_back(now);
+        if password != Some(self.password.as_str()) {
+            return LoginAnswer::WrongPassword;
+        }
+        let session = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        self.sessions.insert(session.clone());
+        LoginAnswer::SignedIn(session)
+    }
+
+    pub(crate) fn is_signed_in(&self, session: &str) -> bool {
+        self.sessions.contains(session)
+    }
+
+    pub(crate) fn expire_sessions(&mut self) {
+        self.sessions.clear();
+    }
+
+    // ---- JSON views ----------------------------------------------------------------------
+
+    fn draft_json(&self, draft: &Draft) -> Value {
+        let route = &self.routes[&draft.route_id];
+        let message = &self.messages[&route.message_id];
+        json!({
+            "id": draft.id.to_string(),
+            "plugin": message.plugin,
+            "routeId": route.id.to_string(),
+            "session": route.session,
+            "messageId": message.id,
+            "state": draft.state,
+            "checkState": draft.check_state,
+            "checkDetail": draft.check_detail,
+            "text": draft.text,
+            "inReplyTo": {
+                "from": message.from,
+                "subject": message.subject,
+                "snippet": message.snippet,
+                "receivedAt": message.received_at,
+            },
+            "redraftOf": draft.redraft_of.map(|id| id.to_string()),
+            "redraftNumber": draft.redraft_number,
+            "result": draft.result.as_ref().map(|(ok, detail)| json!({"ok": ok, "detail": detail})),
+            "createdAt": draft.created_at,
+            "updatedAt": draft.updated_at,
+        })
+    }
+
+    fn route_json(route: &Route) -> Value {
+        json!({
+            "id": route.id.to_string(),
+            "messageId": route.message_id,
+            "session": route.session,
+            "state": route.state,
+            "routedVia": route.routed_via,
+            "redraftOf": route.redraft_of.map(|id| id.to_string()),
+            "redraftCount": route.redraft_count,
+            "reason": route.reason,
+            "createdAt": route.created_at,
+            "updatedAt": route.updated_at,
+        })
+    }
+
+    fn message_json(message: &Message) -> Value {
+        json!({
+            "id": message.id,
+            "plugin": message.plugin,
+            "from": message.from,
+            "subject": message.subject,
+            "state": message.state,
+            "routes": message.routes.iter().map(|id| id.to_string()).collect::<Vec<_>>(),
+        })
+    }
+
+    // ---- owner API -----------------------------------------------------------------------
+
+    pub(crate) fn list_drafts(&self, state: &str) -> ApiResult<Vec<Value>> {
+        const STATES: [&str; 6] = ["pending", "approved", "rejected", "sent", "failed", "all"];
+        if !STATES.contains(&state) {
+            return Err(ApiError::new(400, format!("unknown state {state:?}")));
+        }
+        Ok(self
+            .drafts
+            .values()
+            .filter(|d| state == "all" || d.state == state)
+            .map(|d| self.draft_json(d))
+            .collect())
+    }
+
+    pub(crate) fn get_draft(&self, id: &str) -> ApiResult<Value> {
+        let draft = self.find_draft(id)?;
+        Ok(self.draft_json(draft))
+    }
+
+    pub(crate) fn list_routes(&self, message_id: &str) -> Vec<Value> {
+        self.routes
+            .values()
+            .filter(|r| r.message_id == message_id)
+            .map(Self::route_json)
+            .collect()
+    }
+
+    pub(crate) fn list_messages(&self, state: Option<&str>) -> Vec<Value> {
+        self.messages
+            .values()
+            .filter(|m| matches!(state, None | Some("all")) || Some(m.state.as_str()) == state)
+            .map(Self::message_json)
+            .collect()
+    }
+
+    /// `POST /api/plugin/drafts/{id}/decide`. The order of the checks matters: a decision that
+    /// was already made answers `already_decided` even though `updatedAt` moved on, so that a
+    /// caller who lost the first answer can tell its own decision landed.
+    pub(crate) fn decide(
+        &mut self,
+        id: &str,
+        decision: OwnerDecision,
+        expected_updated_at: &str,
+    ) -> ApiResult<Value> {
+        let draft = self.find_draft(id)?.clone();
+        let view = self.draft_json(&draft);
+        if decision == OwnerDecision::Approve && draft.check_state == "refused" {
+            return Err(ApiError::coded(
+                409,
+                "check_refused",
+                "the plugin refused this draft; it can never be approved",
+                None,
+            ));
+        }
+        if draft.state != "pending" {
+            return Err(ApiError::coded(
+                409,
+                "already_decided",
+                "this draft was already decided",
+                Some(view),
+            ));
+        }
+        if draft.updated_at != expected_updated_at {
+            return Err(ApiError::coded(
+                412,
+                "stale",
+                "the draft changed since it was reviewed",
+                Some(view),
+            ));
+        }
+        if decision == OwnerDecision::Approve && draft.check_state == "awaiting" {
+            return Err(ApiError::coded(
+                409,
+                "draft_unchecked",
+                "the plugin has not checked this draft yet; it can only be rejected",
+                None,
+            ));
+        }
+        let stamp = self.stamp();
+        let draft = self.drafts.get_mut(&draft.id).expect("found above");
+        draft.state = match decision {
+            OwnerDecision::Approve => "approved",
+            OwnerDecision::Reject => "rejected",
+        };
+        draft.updated_at = stamp;
+        let id = draft.id;
+        self.emit(Change::Draft(id.to_string()));
+        Ok(self.draft_json(&self.drafts[&id]))
+    }
+
+    fn find_draft(&self, id: &str) -> ApiResult<&Draft> {
+        id.parse::<u64>()
+            .ok()
+            .and_then(|id| self.drafts.get(&id))
+            .ok_or_else(|| ApiError::new(404, "draft not found"))
+    }
+
+    fn find_route(&self, id: &str) -> ApiResult<&Route> {
+        id.parse::<u64>()
+            .ok()
+            .and_then(|id| self.routes.get(&id))
+            .ok_or_else(|| ApiError::new(404, "route not found"))
+    }
+
+    // ---- the plugin and the sessions (control API) ---------------------------------------
+
+    pub(crate) fn create_plugin(&mut self, name: &str, draft_checks: bool) -> ApiResult<()> {
+        if name.trim().is_empty() {
+            return Err(ApiError::new(400, "a plugin needs a name"));
+        }
+        self.plugins
+            .insert(name.to_owned(), Plugin { draft_checks });
+        Ok(())
+    }
+
+    pub(crate) fn relay_message(
+        &mut self,
+        plugin: &str,
+        session: &str,
+        from: &str,
+        subject: &str,
+        snippet: &str,
+    ) -> ApiResult<Relayed> {
+        if !self.plugins.contains_key(plugin) {
+            return Err(ApiError::new(404, format!("no plugin named {plugin:?}")));
+        }
+        if session.trim().is_empty() {
+            return Err(ApiError::new(400, "a message is relayed to a session"));
+        }
+        let stamp = self.stamp();
+        let message_id = format!("m-{}", self.next_message);
+        self.next_message += 1;
+        let route_id = self.next_route;
+        self.next_route += 1;
+        self.routes.insert(
+            route_id,
+            Route {
+                id: route_id,
+                message_id: message_id.clone(),
+                session: session.to_owned(),
+                kind: RouteKind::Relayed,
+                state: "relayed",
+                routed_via: format!("relayed by {plugin} to {session}"),
+                redraft_of: None,
+                redraft_count: 0,
+                reason: None,
+                created_at: stamp.clone(),
+                updated_at: stamp.clone(),
+            },
+        );
+        self.messages.insert(
+            message_id.clone(),
+            Message {
+                id: message_id.clone(),
+                plugin: plugin.to_owned(),
+                from: from.to_owned(),
+                subject: subject.to_owned(),
+                snippet: snippet.to_owned(),
+                received_at: stamp,
+                state: "relayed".to_owned(),
+                routes: vec![route_id],
+            },
+        );
+        self.emit(Change::Route(route_id.to_string()));
+        Ok(Relayed {
+            message_id,
+            route_id: route_id.to_string(),
+        })
+    }
+
+    /// The session files a reply draft on an open route (a redraft is filed the same way, on
+    /// the `redraft` or `fallback` route).
+    pub(crate) fn file_draft(&mut self, route_id: &str, text: &str) -> ApiResult<String> {
+        let route = self.find_route(route_id)?.clone();
+        if !matches!(route.state, "relayed" | "redraft" | "fallback") {
+            return Err(ApiError::new(
+                409,
+                format!(
+                    "route {} is {}; no draft can be filed on it",
+                    route.id, route.state
+                ),
+            ));
+        }
+        let on_route: Vec<&Draft> = self
+            .drafts
+            .values()
+            .filter(|d| d.route_id == route.id)
+            .collect();
+        if on_route.iter().any(|d| d.is_live()) {
+            return Err(ApiError::new(
+                409,
+                "this route already has a draft in review",
+            ));
+        }
+        // A draft answers what was refused before it: an earlier draft on this route (refused by
+        // the check or rejected by the owner), else the failed draft of the route it redrafts.
+        let redraft_of = on_route.last().map(|d| d.id).or_else(|| {
+            route.redraft_of.and_then(|prev| {
+                self.drafts
+                    .values()
+                    .filter(|d| d.route_id == prev)
+                    .map(|d| d.id)
+                    .next_back()
+            })
+        });
+        let plugin = &self.messages[&route.message_id].plugin;
+        let draft_checks = self.plugins.get(plugin).is_some_and(|p| p.draft_checks);
+        let stamp = self.stamp();
+        let id = self.next_draft;
+        self.next_draft += 1;
+        self.drafts.insert(
+            id,
+            Draft {
+                id,
+                route_id: route.id,
+                state: "pending",
+                check_state: if draft_checks { "awaiting" } else { "none" },
+                check_detail: None,
+                text: text.to_owned(),
+                redraft_of,
+                redraft_number: route.redraft_count,
+                result: None,
+                claimed: false,
+                created_at: stamp.clone(),
+                updated_at: stamp,
+            },
+        );
+        self.emit(Change::Draft(id.to_string()));
+        Ok(id.to_string())
+    }
+
+    pub(crate) fn record_check(
+        &mut self,
+        draft_id: &str,
+        verdict: CheckVerdict,
+        detail: Option<&str>,
+    ) -> ApiResult<Value> {
+        let draft = self.find_draft(draft_id)?;
+        if draft.check_state != "awaiting" || draft.state != "pending" {
+            return Err(ApiError::new(
+                409,
+                format!(
+                    "draft {} is not awaiting a check (state {}, check {})",
+                    draft.id, draft.state, draft.check_state
+                ),
+            ));
+        }
+        let (id, route_id) = (draft.id, draft.route_id);
+        let stamp = self.stamp();
+        let draft = self.drafts.get_mut(&id).expect("found above");
+        draft.check_detail = detail.map(str::to_owned);
+        draft.updated_at = stamp;
+        match verdict {
+            CheckVerdict::Sendable => draft.check_state = "sendable",
+            CheckVerdict::Refused => {
+                draft.check_state = "refused";
+                draft.state = "rejected";
+                // Handed back: the route stays open for the session to write again.
+                let message_id = self.routes[&route_id].message_id.clone();
+                if let Some(message) = self.messages.get_mut(&message_id) {
+                    message.state = "relayed".to_owned();
+                }
+            }
+        }
+        self.emit(Change::Draft(id.to_string()));
+        Ok(self.draft_json(&self.drafts[&id]))
+    }
+
+    pub(crate) fn claim(&mut self, draft_id: &str) -> ApiResult<Value> {
+        let draft = self.find_draft(draft_id)?;
+        if draft.state != "approved" || draft.claimed {
+            return Err(ApiError::new(
+                409,
+                format!("draft {} is not waiting to be claimed", draft.id),
+            ));
+        }
+        let id = draft.id;
+        self.drafts.get_mut(&id).expect("found above").claimed = true;
+        Ok(self.draft_json(&self.drafts[&id]))
+    }
+
+    /// The plugin reports what happened to an approved draft. Reporting again for a draft that
+    /// already has a result changes nothing (the plugin may retry its report).
+    pub(crate) fn report_result(
+        &mut self,
+        draft_id: &str,
+        ok: bool,
+        detail: Option<&str>,
+    ) -> ApiResult<Value> {
+        let draft = self.find_draft(draft_id)?.clone();
+        if draft.result.is_some() {
+            return Ok(self.draft_json(&draft));
+        }
+        if draft.state != "approved" {
+            return Err(ApiError::new(
+                409,
+                format!("draft {} is {}, not approved", draft.id, draft.state),
+            ));
+        }
+        let stamp = self.stamp();
+        {
+            let d = self.drafts.get_mut(&draft.id).expect("found above");
+            d.claimed = true;
+            d.result = Some((ok, detail.map(str::to_owned)));
+            d.state = if ok { "sent" } else { "failed" };
+            d.updated_at = stamp.clone();
+        }
+        self.emit(Change::Draft(draft.id.to_string()));
+        let route = self.routes[&draft.route_id].clone();
+        if ok {
+            self.set_message_state(&route.message_id, "sent");
+            return Ok(self.draft_json(&self.drafts[&draft.id]));
+        }
+        {
+            let r = self.routes.get_mut(&route.id).expect("route of a draft");
+            r.state = "send_failed";
+            r.reason = Some(detail.unwrap_or("the plugin could not send it").to_owned());
+            r.updated_at = stamp.clone();
+        }
+        self.emit(Change::Route(route.id.to_string()));
+
+        let message_routes: Vec<&Route> = self
+            .routes
+            .values()
+            .filter(|r| r.message_id == route.message_id)
+            .collect();
+        let redrafts = message_routes
+            .iter()
+            .filter(|r| r.kind == RouteKind::Redraft)
+            .count() as u32;
+        let has_fallback = message_routes.iter().any(|r| r.kind == RouteKind::Fallback);
+        let next = if redrafts < MAX_ROUTE_REDRAFTS {
+            Some((
+                RouteKind::Redraft,
+                "redraft",
+                route.session.clone(),
+                redrafts + 1,
+            ))
+        } else if !has_fallback {
+            Some((
+                RouteKind::Fallback,
+                "fallback",
+                CHIEF_SESSION.to_owned(),
+                redrafts,
+            ))
+        } else {
+            None
+        };
+        match next {
+            Some((kind, state, session, count)) => {
+                let id = self.next_route;
+                self.next_route += 1;
+                self.routes.insert(
+                    id,
+                    Route {
+                        id,
+                        message_id: route.message_id.clone(),
+                        session: session.clone(),
+                        kind,
+                        state,
+                        routed_via: format!("{state} of {} to {session}", route.id),
+                        redraft_of: Some(route.id),
+                        redraft_count: count,
+                        reason: None,
+                        created_at: stamp.clone(),
+                        updated_at: stamp,
+                    },
+                );
+                if let Some(message) = self.messages.get_mut(&route.message_id) {
+                    message.routes.push(id);
+                    message.state = state.to_owned();
+                }
+                self.emit(Change::Route(id.to_string()));
+            }
+            None => self.set_message_state(&route.message_id, "send_failed"),
+        }
+        Ok(self.draft_json(&self.drafts[&draft.id]))
+    }
+
+    /// The session did not answer in time.
+    pub(crate) fn time_out_route(&mut self, route_id: &str) -> ApiResult<()> {
+        let route = self.find_route(route_id)?;
+        if !matches!(route.state, "relayed" | "redraft" | "fallback") {
+            return Err(ApiError::new(
+                409,
+                format!("route {} is {}", route.id, route.state),
+            ));
+        }
+        let (id, message_id) = (route.id, route.message_id.clone());
+        let stamp = self.stamp();
+        let r = self.routes.get_mut(&id).expect("found above");
+        r.state = "timed_out";
+        r.updated_at = stamp;
+        self.set_message_state(&message_id, "timed_out");
+        self.emit(Change::Route(id.to_string()));
+        Ok(())
+    }
+
+    fn set_message_state(&mut self, message_id: &str, state: &str) {
+        if let Some(message) = self.messages.get_mut(message_id) {
+            message.state = state.to_owned();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> Store {
+        let (tx, _) = broadcast::channel(16);
+        Store::new("pw".into(), tx)
+    }
+
+    #[test]
+    fn timestamps_never_repeat_even_within_one_microsecond() {
+        let mut s = store();
+        let stamps: Vec<String> = (0..1000).map(|_| s.stamp()).collect();
+        let unique: HashSet<&String> = stamps.iter().collect();
+        assert_eq!(unique.len(), stamps.len());
+        assert!(stamps.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn the_eleventh_login_in_a_minute_is_refused() {
+        let mut s = store();
+        for _ in 0..10 {
+            assert!(matches!(s.login(Some("nope")), LoginAnswer::WrongPassword));
+        }
+        assert!(matches!(s.login(Some("pw")), LoginAnswer::TooManyAttempts));
+    }
+}

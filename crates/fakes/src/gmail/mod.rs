@@ -1,1 +1,425 @@
-//! Fake Gmail (being written).
+//! Fake Gmail: the REST API Countersign uses, Google's OAuth endpoints, and a control API.
+//!
+//! Faithful to Google, not to our client: paths, parameters, JSON shapes, scopes and quota
+//! units follow the discovery document for Gmail v1 (`gmail/v1/gmail-api.json`), error bodies
+//! follow <https://developers.google.com/gmail/api/guides/handle-errors>. Tests drive it either
+//! over HTTP (`/_control/…`, see [`control`]) or in process through [`FakeGmail`]'s methods.
+
+mod control;
+mod errors;
+mod mime;
+mod oauth;
+mod rest;
+mod scopes;
+mod seed;
+mod state;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use serde_json::json;
+
+pub use state::{LoggedRequest, SentRecord};
+
+use crate::server::{self, ServerHandle};
+use crate::Seed;
+
+/// OAuth client id the fake accepts.
+pub const CLIENT_ID: &str = "countersign-fake.apps.googleusercontent.com";
+/// OAuth client secret the fake accepts (not a secret: it only opens the fake).
+pub const CLIENT_SECRET: &str = "GOCSPX-fake-client-secret";
+/// The scope Countersign asks for.
+pub const SCOPE_GMAIL_MODIFY: &str = scopes::MODIFY;
+
+/// How to start a [`FakeGmail`].
+#[derive(Clone, Debug)]
+pub struct GmailConfig {
+    /// Where to listen (port 0 picks one).
+    pub addr: SocketAddr,
+    /// What the mailbox holds at start.
+    pub seed: Seed,
+    /// Per-user quota, units per minute (Gmail: 15,000).
+    pub quota_units_per_minute: u32,
+    /// The mailbox's address.
+    pub email: String,
+    /// Scopes the consent page grants instead of those asked for (a user unticking boxes).
+    pub grant_scopes: Option<Vec<String>>,
+}
+
+impl Default for GmailConfig {
+    fn default() -> Self {
+        GmailConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            seed: Seed::Empty,
+            quota_units_per_minute: 15_000,
+            email: "owner@example.com".to_owned(),
+            grant_scopes: None,
+        }
+    }
+}
+
+/// A draft filed through the control API.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FiledDraft {
+    /// Draft id (stable).
+    pub id: String,
+    /// Its current message id.
+    pub message_id: String,
+    /// Its thread.
+    pub thread_id: String,
+}
+
+/// How an injected failure answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// HTTP status.
+    pub status: u16,
+    /// Google `reason`, e.g. `rateLimitExceeded` or `userRateLimitExceeded` with 403.
+    pub reason: Option<String>,
+    /// Replaces Google's default message.
+    pub message: Option<String>,
+    /// Adds "Retry after <now + this>" to the message.
+    pub retry_after: Option<Duration>,
+}
+
+impl Failure {
+    /// Google's answer for `status`.
+    pub fn status(status: u16) -> Self {
+        Failure {
+            status,
+            reason: None,
+            message: None,
+            retry_after: None,
+        }
+    }
+
+    /// With Google's `reason`.
+    pub fn reason(mut self, reason: &str) -> Self {
+        self.reason = Some(reason.to_owned());
+        self
+    }
+
+    /// With a "Retry after" time this far ahead.
+    pub fn retry_after(mut self, wait: Duration) -> Self {
+        self.retry_after = Some(wait);
+        self
+    }
+}
+
+/// Tokens issued without going through consent.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IssuedTokens {
+    /// Bearer token for the REST API.
+    pub access_token: String,
+    /// Refresh token for `POST /token`.
+    pub refresh_token: String,
+}
+
+impl std::fmt::Debug for IssuedTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IssuedTokens(<redacted>)")
+    }
+}
+
+pub(crate) struct Shared {
+    state: Mutex<state::State>,
+    grant_scopes: Mutex<Option<Vec<String>>>,
+    client_id: String,
+    client_secret: String,
+    server: OnceLock<ServerHandle>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, state::State> {
+        // A panicking handler must not take the whole fake down with a poisoned lock.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn file_draft(&self, raw: Vec<u8>, thread_id: Option<String>) -> FiledDraft {
+        let (id, m) = self.lock().create_draft(raw, thread_id);
+        FiledDraft {
+            id,
+            message_id: m.id,
+            thread_id: m.thread_id,
+        }
+    }
+
+    fn update_draft(&self, id: &str, raw: Vec<u8>, thread_id: Option<String>) -> Option<String> {
+        self.lock()
+            .update_draft(id, raw, thread_id)
+            .ok()
+            .map(|m| m.id)
+    }
+
+    fn delete_draft(&self, id: &str) -> bool {
+        self.lock().delete_draft(id).is_ok()
+    }
+
+    fn add_message(
+        &self,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+        labels: Vec<String>,
+    ) -> (String, String) {
+        let m = self.lock().add_inbox_message(raw, thread_id, labels);
+        (m.id, m.thread_id)
+    }
+
+    fn set_delay(&self, method: &str, delay: Duration, times: Option<u32>) {
+        self.lock().delay.insert(
+            method.to_owned(),
+            state::DelayFault {
+                delay,
+                remaining: times,
+            },
+        );
+    }
+
+    fn clear_faults(&self) {
+        let mut s = self.lock();
+        s.fail.clear();
+        s.delay.clear();
+        s.drop.clear();
+    }
+}
+
+/// A running fake Gmail. Cheap to clone; clones control the same fake.
+#[derive(Clone)]
+pub struct FakeGmail {
+    shared: Arc<Shared>,
+    server: ServerHandle,
+}
+
+impl std::fmt::Debug for FakeGmail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeGmail")
+            .field("base_url", &self.base_url())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeGmail {
+    /// Bind `config.addr` and serve.
+    pub async fn start(config: GmailConfig) -> std::io::Result<FakeGmail> {
+        let mut mailbox = state::State::new(config.email.clone(), config.quota_units_per_minute);
+        if config.seed == Seed::Demo {
+            seed::demo(&mut mailbox);
+        }
+        let shared = Arc::new(Shared {
+            state: Mutex::new(mailbox),
+            grant_scopes: Mutex::new(config.grant_scopes),
+            client_id: CLIENT_ID.to_owned(),
+            client_secret: CLIENT_SECRET.to_owned(),
+            server: OnceLock::new(),
+        });
+        let router = rest::routes()
+            .merge(oauth::routes())
+            .merge(control::routes())
+            .with_state(shared.clone());
+        let server = server::serve(router, config.addr).await?;
+        let _ = shared.server.set(server.clone());
+        Ok(FakeGmail { shared, server })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        self.server.base_url()
+    }
+
+    /// The API base a client is configured with: `<base>/gmail/v1/users/me`.
+    pub fn api_base(&self) -> String {
+        format!("{}/gmail/v1/users/me", self.base_url())
+    }
+
+    /// The consent page (`auth_uri`).
+    pub fn auth_url(&self) -> String {
+        format!("{}/o/oauth2/auth", self.base_url())
+    }
+
+    /// The token endpoint (`token_uri`).
+    pub fn token_url(&self) -> String {
+        format!("{}/token", self.base_url())
+    }
+
+    /// The tokeninfo endpoint.
+    pub fn tokeninfo_url(&self) -> String {
+        format!("{}/tokeninfo", self.base_url())
+    }
+
+    /// A Google "installed" `client_secret.json` pointing at this fake.
+    pub fn client_secret_json(&self) -> serde_json::Value {
+        json!({
+            "installed": {
+                "client_id": CLIENT_ID,
+                "project_id": "countersign-fake",
+                "auth_uri": self.auth_url(),
+                "token_uri": self.token_url(),
+                "auth_provider_x509_cert_url": format!("{}/oauth2/v1/certs", self.base_url()),
+                "client_secret": CLIENT_SECRET,
+                "redirect_uris": ["http://localhost"],
+            }
+        })
+    }
+
+    /// The server handle (online switch, shutdown).
+    pub fn server(&self) -> &ServerHandle {
+        &self.server
+    }
+
+    /// Refuse (`false`) or accept (`true`) every connection.
+    pub fn set_online(&self, online: bool) {
+        self.server.set_online(online);
+    }
+
+    /// File a draft as an agent would (`raw` is the RFC 5322 message).
+    pub fn file_draft(&self, raw: &[u8], thread_id: Option<&str>) -> FiledDraft {
+        self.shared
+            .file_draft(raw.to_vec(), thread_id.map(str::to_owned))
+    }
+
+    /// Replace a draft's content; its new message id, or `None` for an unknown draft.
+    pub fn update_draft(&self, id: &str, raw: &[u8], thread_id: Option<&str>) -> Option<String> {
+        self.shared
+            .update_draft(id, raw.to_vec(), thread_id.map(str::to_owned))
+    }
+
+    /// Delete a draft; whether it existed.
+    pub fn delete_draft(&self, id: &str) -> bool {
+        self.shared.delete_draft(id)
+    }
+
+    /// Ids of the drafts now in the mailbox, newest first, with their message ids.
+    pub fn drafts(&self) -> Vec<FiledDraft> {
+        self.shared
+            .lock()
+            .drafts_newest_first()
+            .into_iter()
+            .map(|(id, m)| FiledDraft {
+                id: id.clone(),
+                message_id: m.id.clone(),
+                thread_id: m.thread_id.clone(),
+            })
+            .collect()
+    }
+
+    /// Add a received message to the inbox; its (message id, thread id).
+    pub fn add_inbox_message(&self, raw: &[u8], thread_id: Option<&str>) -> (String, String) {
+        self.shared.add_message(
+            raw.to_vec(),
+            thread_id.map(str::to_owned),
+            vec!["INBOX".into(), "UNREAD".into()],
+        )
+    }
+
+    /// Everything sent through `drafts.send`, in order, with the bytes as sent.
+    pub fn sent_messages(&self) -> Vec<SentRecord> {
+        self.shared.lock().sent.clone()
+    }
+
+    /// How often `draft_id` was sent.
+    pub fn send_count(&self, draft_id: &str) -> u32 {
+        self.shared
+            .lock()
+            .sends_per_draft
+            .get(draft_id)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Every request to the Google endpoints so far.
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        self.shared.lock().log.clone()
+    }
+
+    /// How many requests called `method` (e.g. `drafts.get`).
+    pub fn request_count(&self, method: &str) -> usize {
+        self.shared
+            .lock()
+            .log
+            .iter()
+            .filter(|r| r.method == method)
+            .count()
+    }
+
+    /// Forget the request log.
+    pub fn clear_requests(&self) {
+        self.shared.lock().log.clear();
+    }
+
+    /// Fail the next `times` calls of `method` with `failure` (before any change).
+    pub fn fail_next(&self, method: &str, times: u32, failure: Failure) {
+        self.shared.lock().fail.insert(
+            method.to_owned(),
+            state::FailFault {
+                remaining: times,
+                status: failure.status,
+                reason: failure.reason,
+                message: failure.message,
+                retry_after: failure.retry_after,
+            },
+        );
+    }
+
+    /// Delay calls of `method` by `delay`: the next `times`, or all when `None`.
+    pub fn delay(&self, method: &str, delay: Duration, times: Option<u32>) {
+        self.shared.set_delay(method, delay, times);
+    }
+
+    /// For the next `times` calls of `method`: do the work, then close the connection without
+    /// answering.
+    pub fn drop_after_commit(&self, method: &str, times: u32) {
+        self.shared.lock().drop.insert(method.to_owned(), times);
+    }
+
+    /// Remove every injected fault.
+    pub fn clear_faults(&self) {
+        self.shared.clear_faults();
+    }
+
+    /// Revoke every refresh token (and the access tokens from them).
+    pub fn revoke_refresh_tokens(&self) {
+        self.shared.lock().revoke_all();
+    }
+
+    /// Make every access token expired, so clients must refresh.
+    pub fn expire_access_tokens(&self) {
+        self.shared.lock().expire_access_tokens();
+    }
+
+    /// Issue tokens for `scopes` without the consent page.
+    pub fn issue_tokens(&self, scopes: &[&str]) -> IssuedTokens {
+        let (access, refresh) = self
+            .shared
+            .lock()
+            .issue(scopes.iter().map(|s| (*s).to_owned()).collect(), true);
+        IssuedTokens {
+            access_token: access,
+            refresh_token: refresh.unwrap_or_default(),
+        }
+    }
+
+    /// Change which scopes consent grants (`None`: those asked for).
+    pub fn set_grant_scopes(&self, scopes: Option<Vec<String>>) {
+        *self
+            .shared
+            .grant_scopes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = scopes;
+    }
+
+    /// Forget history: every earlier start id now answers 404.
+    pub fn expire_history(&self) {
+        self.shared.lock().expire_history();
+    }
+
+    /// The mailbox's current history id.
+    pub fn history_id(&self) -> u64 {
+        self.shared.lock().history_id
+    }
+
+    /// Change the per-user quota.
+    pub fn set_quota_units_per_minute(&self, units: u32) {
+        self.shared.lock().set_quota(units);
+    }
+}

@@ -1,0 +1,312 @@
+//! The control API under `/_control/`: what tests and demo mode do to the fake from outside —
+//! file drafts as an agent would, add inbox messages, read what was sent, count requests,
+//! inject faults, revoke tokens.
+//!
+//! JSON bodies in camelCase. Raw messages are given either as `raw` (base64url) or as
+//! `rawText` (the message as plain text).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::rest::{decode_raw, encode_raw};
+use super::state::FailFault;
+use super::Shared;
+
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/_control/drafts", post(file_draft).get(list_drafts))
+        .route(
+            "/_control/drafts/{id}",
+            put(update_draft).delete(delete_draft),
+        )
+        .route("/_control/messages", post(add_message))
+        .route("/_control/sent", get(sent))
+        .route("/_control/sends", get(sends))
+        .route("/_control/sends/{draft_id}", get(sends_of))
+        .route("/_control/requests", get(requests).delete(clear_requests))
+        .route("/_control/faults/fail", post(fail))
+        .route("/_control/faults/delay", post(delay_fault))
+        .route("/_control/faults/drop", post(drop_fault))
+        .route("/_control/faults", delete(clear_faults))
+        .route("/_control/offline", post(offline))
+        .route("/_control/oauth/revoke", post(revoke))
+        .route("/_control/oauth/expire", post(expire_tokens))
+        .route("/_control/oauth/tokens", post(issue_tokens))
+        .route("/_control/oauth/grant-scopes", post(grant_scopes))
+        .route("/_control/history/expire", post(expire_history))
+        .route("/_control/quota", post(quota))
+        .route("/_control/state", get(state))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawBody {
+    raw: Option<String>,
+    raw_text: Option<String>,
+    thread_id: Option<String>,
+    label_ids: Option<Vec<String>>,
+}
+
+impl RawBody {
+    fn bytes(&self) -> Result<Vec<u8>, Response> {
+        match (&self.raw, &self.raw_text) {
+            (Some(raw), _) => decode_raw(raw).ok_or_else(|| bad("raw is not base64url")),
+            (None, Some(text)) => Ok(text.clone().into_bytes()),
+            (None, None) => Err(bad("give raw (base64url) or rawText")),
+        }
+    }
+}
+
+fn bad(message: &str) -> Response {
+    (StatusCode::BAD_REQUEST, Json(json!({"error": message}))).into_response()
+}
+
+fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(json!({"error": "no such draft"})),
+    )
+        .into_response()
+}
+
+async fn file_draft(State(sh): State<Arc<Shared>>, Json(body): Json<RawBody>) -> Response {
+    let raw = match body.bytes() {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    let filed = sh.file_draft(raw, body.thread_id);
+    Json(json!({"id": filed.id, "messageId": filed.message_id, "threadId": filed.thread_id}))
+        .into_response()
+}
+
+async fn list_drafts(State(sh): State<Arc<Shared>>) -> Response {
+    let s = sh.lock();
+    let drafts: Vec<_> = s
+        .drafts_newest_first()
+        .into_iter()
+        .map(|(id, m)| json!({"id": id, "messageId": m.id, "threadId": m.thread_id}))
+        .collect();
+    Json(json!(drafts)).into_response()
+}
+
+async fn update_draft(
+    State(sh): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Json(body): Json<RawBody>,
+) -> Response {
+    let raw = match body.bytes() {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    match sh.update_draft(&id, raw, body.thread_id) {
+        Some(message_id) => Json(json!({"id": id, "messageId": message_id})).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn delete_draft(State(sh): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    if sh.delete_draft(&id) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        not_found()
+    }
+}
+
+async fn add_message(State(sh): State<Arc<Shared>>, Json(body): Json<RawBody>) -> Response {
+    let raw = match body.bytes() {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    let labels = body
+        .label_ids
+        .clone()
+        .unwrap_or_else(|| vec!["INBOX".into(), "UNREAD".into()]);
+    let (id, thread_id) = sh.add_message(raw, body.thread_id, labels);
+    Json(json!({"id": id, "threadId": thread_id})).into_response()
+}
+
+async fn sent(State(sh): State<Arc<Shared>>) -> Response {
+    let sent: Vec<_> = sh
+        .lock()
+        .sent
+        .iter()
+        .map(|r| {
+            json!({
+                "draftId": r.draft_id,
+                "messageId": r.message_id,
+                "threadId": r.thread_id,
+                "raw": encode_raw(&r.raw),
+                "rawText": String::from_utf8_lossy(&r.raw),
+            })
+        })
+        .collect();
+    Json(json!(sent)).into_response()
+}
+
+async fn sends(State(sh): State<Arc<Shared>>) -> Response {
+    Json(json!(sh.lock().sends_per_draft)).into_response()
+}
+
+async fn sends_of(State(sh): State<Arc<Shared>>, Path(draft_id): Path<String>) -> Response {
+    let count = sh
+        .lock()
+        .sends_per_draft
+        .get(&draft_id)
+        .copied()
+        .unwrap_or(0);
+    Json(json!({"draftId": draft_id, "count": count})).into_response()
+}
+
+async fn requests(State(sh): State<Arc<Shared>>) -> Response {
+    Json(json!(sh.lock().log)).into_response()
+}
+
+async fn clear_requests(State(sh): State<Arc<Shared>>) -> Response {
+    sh.lock().log.clear();
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FailBody {
+    method: String,
+    #[serde(default = "one")]
+    times: u32,
+    status: u16,
+    reason: Option<String>,
+    message: Option<String>,
+    retry_after_ms: Option<u64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+async fn fail(State(sh): State<Arc<Shared>>, Json(body): Json<FailBody>) -> Response {
+    sh.lock().fail.insert(
+        body.method,
+        FailFault {
+            remaining: body.times,
+            status: body.status,
+            reason: body.reason,
+            message: body.message,
+            retry_after: body.retry_after_ms.map(Duration::from_millis),
+        },
+    );
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DelayBody {
+    method: String,
+    ms: u64,
+    times: Option<u32>,
+}
+
+async fn delay_fault(State(sh): State<Arc<Shared>>, Json(body): Json<DelayBody>) -> Response {
+    sh.set_delay(&body.method, Duration::from_millis(body.ms), body.times);
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+struct DropBody {
+    method: String,
+    #[serde(default = "one")]
+    times: u32,
+}
+
+async fn drop_fault(State(sh): State<Arc<Shared>>, Json(body): Json<DropBody>) -> Response {
+    sh.lock().drop.insert(body.method, body.times);
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn clear_faults(State(sh): State<Arc<Shared>>) -> Response {
+    sh.clear_faults();
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+struct OfflineBody {
+    seconds: f64,
+}
+
+/// Go offline for a while: the answer is sent first, then connections are refused until the
+/// time is up (a control API that is itself offline could not switch back).
+async fn offline(State(sh): State<Arc<Shared>>, Json(body): Json<OfflineBody>) -> Response {
+    if let Some(server) = sh.server.get().cloned() {
+        let wait = Duration::from_secs_f64(body.seconds.clamp(0.0, 3600.0));
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            server.set_online(false);
+            tokio::time::sleep(wait).await;
+            server.set_online(true);
+        });
+    }
+    StatusCode::ACCEPTED.into_response()
+}
+
+async fn revoke(State(sh): State<Arc<Shared>>) -> Response {
+    sh.lock().revoke_all();
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn expire_tokens(State(sh): State<Arc<Shared>>) -> Response {
+    sh.lock().expire_access_tokens();
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+struct ScopesBody {
+    scopes: Option<Vec<String>>,
+}
+
+async fn issue_tokens(State(sh): State<Arc<Shared>>, Json(body): Json<ScopesBody>) -> Response {
+    let scopes = body
+        .scopes
+        .unwrap_or_else(|| vec![super::scopes::MODIFY.to_owned()]);
+    let (access, refresh) = sh.lock().issue(scopes, true);
+    Json(json!({"accessToken": access, "refreshToken": refresh})).into_response()
+}
+
+async fn grant_scopes(State(sh): State<Arc<Shared>>, Json(body): Json<ScopesBody>) -> Response {
+    *sh.grant_scopes.lock().unwrap_or_else(|e| e.into_inner()) = body.scopes;
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn expire_history(State(sh): State<Arc<Shared>>) -> Response {
+    sh.lock().expire_history();
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QuotaBody {
+    units_per_minute: u32,
+}
+
+async fn quota(State(sh): State<Arc<Shared>>, Json(body): Json<QuotaBody>) -> Response {
+    sh.lock().set_quota(body.units_per_minute);
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn state(State(sh): State<Arc<Shared>>) -> Response {
+    let s = sh.lock();
+    Json(json!({
+        "email": s.email,
+        "historyId": s.history_id.to_string(),
+        "drafts": s.drafts.len(),
+        "messages": s.messages.len(),
+        "sent": s.sent.len(),
+        "quotaUnitsPerMinute": s.quota_per_minute(),
+    }))
+    .into_response()
+}

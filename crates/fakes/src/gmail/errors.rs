@@ -1,0 +1,194 @@
+//! Google's error answers, body and headers, as Gmail sends them.
+//!
+//! Shape: `{"error":{"code","message","errors":[{"message","domain","reason"}],"status"}}`
+//! (<https://cloud.google.com/apis/design/errors#http_mapping>,
+//! <https://developers.google.com/gmail/api/guides/handle-errors>). A missing scope also carries
+//! an `ErrorInfo` detail `ACCESS_TOKEN_SCOPE_INSUFFICIENT` and a `WWW-Authenticate` challenge
+//! listing the scopes that would do (RFC 6750 §3).
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// A Google API error ready to be answered.
+#[derive(Clone, Debug)]
+pub(crate) struct ApiError {
+    pub status: u16,
+    pub message: String,
+    pub reason: String,
+    pub domain: &'static str,
+    pub status_text: &'static str,
+    /// Scopes for the `WWW-Authenticate` challenge of a scope 403.
+    pub needed_scopes: Option<Vec<&'static str>>,
+    /// RPC method for the `ErrorInfo` detail of a scope 403.
+    pub rpc_method: Option<&'static str>,
+}
+
+impl ApiError {
+    fn new(status: u16, message: impl Into<String>, reason: &str) -> Self {
+        let (domain, status_text) = match status {
+            400 => ("global", "INVALID_ARGUMENT"),
+            401 => ("global", "UNAUTHENTICATED"),
+            403 => ("global", "PERMISSION_DENIED"),
+            404 => ("global", "NOT_FOUND"),
+            409 => ("global", "ABORTED"),
+            429 => ("usageLimits", "RESOURCE_EXHAUSTED"),
+            503 => ("global", "UNAVAILABLE"),
+            _ => ("global", "INTERNAL"),
+        };
+        ApiError {
+            status,
+            message: message.into(),
+            reason: reason.to_owned(),
+            domain,
+            status_text,
+            needed_scopes: None,
+            rpc_method: None,
+        }
+    }
+
+    pub fn not_found() -> Self {
+        ApiError::new(404, "Requested entity was not found.", "notFound")
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ApiError::new(400, message, "invalidArgument")
+    }
+
+    pub fn unauthenticated(missing: bool) -> Self {
+        if missing {
+            ApiError::new(
+                401,
+                "Request is missing required authentication credential. Expected OAuth 2 access \
+                 token, login cookie or other valid authentication credential. See \
+                 https://developers.google.com/identity/sign-in/web/devconsole-project.",
+                "required",
+            )
+        } else {
+            ApiError::new(
+                401,
+                "Request had invalid authentication credentials. Expected OAuth 2 access token, \
+                 login cookie or other valid authentication credential. See \
+                 https://developers.google.com/identity/sign-in/web/devconsole-project.",
+                "authError",
+            )
+        }
+    }
+
+    pub fn insufficient_scope(needed: &[&'static str], rpc_method: &'static str) -> Self {
+        let mut e = ApiError::new(
+            403,
+            "Request had insufficient authentication scopes.",
+            "insufficientPermissions",
+        );
+        e.needed_scopes = Some(needed.to_vec());
+        e.rpc_method = Some(rpc_method);
+        e
+    }
+
+    pub fn delegation_denied(user: &str) -> Self {
+        ApiError::new(403, format!("Delegation denied for {user}"), "forbidden")
+    }
+
+    /// 429 as Gmail answers when the per-user rate is exceeded; the retry time is only in the
+    /// message text.
+    pub fn rate_limited(retry_at: Option<chrono::DateTime<chrono::Utc>>) -> Self {
+        let message = match retry_at {
+            Some(at) => format!(
+                "User-rate limit exceeded.  Retry after {}",
+                at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            ),
+            None => "User-rate limit exceeded.".to_owned(),
+        };
+        ApiError::new(429, message, "rateLimitExceeded")
+    }
+
+    /// The answer Google gives for `status`, used by injected faults.
+    pub fn for_status(status: u16, reason: Option<&str>, message: Option<&str>) -> Self {
+        let mut e = match (status, reason) {
+            (403, Some("rateLimitExceeded")) => {
+                ApiError::new(403, "Rate Limit Exceeded", "rateLimitExceeded")
+            }
+            (403, Some("userRateLimitExceeded")) => {
+                ApiError::new(403, "User Rate Limit Exceeded", "userRateLimitExceeded")
+            }
+            (403, Some("insufficientPermissions")) => ApiError::insufficient_scope(
+                &[
+                    super::scopes::MAIL,
+                    super::scopes::COMPOSE,
+                    super::scopes::MODIFY,
+                ],
+                "caribou.api.proto.MailboxService.SendDraft",
+            ),
+            (403, _) => ApiError::new(403, "The caller does not have permission", "forbidden"),
+            (400, _) => ApiError::invalid("Invalid argument"),
+            (401, _) => ApiError::unauthenticated(false),
+            (404, _) => ApiError::not_found(),
+            (429, _) => ApiError::rate_limited(None),
+            (503, _) => ApiError::new(503, "The service is currently unavailable.", "backendError"),
+            (status, _) if status >= 500 => {
+                ApiError::new(status, "Internal error encountered.", "backendError")
+            }
+            (status, _) => ApiError::new(status, "Request failed.", "failed"),
+        };
+        if let Some(r) = reason {
+            e.reason = r.to_owned();
+            if status == 429 || r.contains("RateLimit") {
+                e.domain = "usageLimits";
+            }
+        }
+        if let Some(m) = message {
+            e.message = m.to_owned();
+        }
+        e
+    }
+
+    pub fn body(&self) -> serde_json::Value {
+        let mut error = json!({
+            "code": self.status,
+            "message": self.message,
+            "errors": [{"message": self.item_message(), "domain": self.domain, "reason": self.reason}],
+            "status": self.status_text,
+        });
+        if let Some(method) = self.rpc_method {
+            error["details"] = json!([{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "ACCESS_TOKEN_SCOPE_INSUFFICIENT",
+                "domain": "googleapis.com",
+                "metadata": {"service": "gmail.googleapis.com", "method": method},
+            }]);
+        }
+        json!({ "error": error })
+    }
+
+    fn item_message(&self) -> String {
+        match self.reason.as_str() {
+            "insufficientPermissions" => "Insufficient Permission".to_owned(),
+            "authError" => "Invalid Credentials".to_owned(),
+            "required" => "Login Required.".to_owned(),
+            _ => self.message.clone(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if let Some(scopes) = &self.needed_scopes {
+            let challenge = format!(
+                "Bearer realm=\"https://accounts.google.com/\", error=\"insufficient_scope\", scope=\"{}\"",
+                scopes.join(" ")
+            );
+            if let Ok(v) = HeaderValue::from_str(&challenge) {
+                response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+            }
+        } else if self.status == 401 {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"https://accounts.google.com/\""),
+            );
+        }
+        response
+    }
+}

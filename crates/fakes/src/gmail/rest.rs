@@ -1,0 +1,601 @@
+//! Gmail REST endpoints under `/gmail/v1/users/{userId}/…`, answering with Google's JSON shapes
+//! (discovery document `gmail/v1/gmail-api.json`: `Draft`, `Message`, `ListDraftsResponse`,
+//! `ListMessagesResponse`, `ListHistoryResponse`, `Profile`).
+//!
+//! Every call goes through [`run`]: log, injected delay, bearer token, user id, scope,
+//! injected failure, quota; then the change; then, if asked, the connection is dropped
+//! although the change is committed.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::errors::ApiError;
+use super::mime;
+use super::scopes::{self, MethodSpec};
+use super::state::{Change, State as Mailbox, StoredMessage};
+use super::Shared;
+use crate::server::DropConnection;
+
+/// What the handlers need of a request besides path and body.
+pub(crate) struct Req {
+    pub http_method: String,
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    pub bearer: Option<String>,
+}
+
+impl Req {
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn params(&self, name: &str) -> Vec<&str> {
+        self.query
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// The query with secrets masked, for the request log.
+    pub fn logged_query(&self) -> String {
+        self.query
+            .iter()
+            .map(|(k, v)| {
+                if k == "access_token" {
+                    format!("{k}=<redacted>")
+                } else {
+                    format!("{k}={v}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Req {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Infallible> {
+        let raw_query = parts.uri.query().unwrap_or_default().to_owned();
+        let query = url::form_urlencoded::parse(raw_query.as_bytes())
+            .into_owned()
+            .collect();
+        let bearer = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .map(|t| t.trim().to_owned());
+        Ok(Req {
+            http_method: parts.method.to_string(),
+            path: parts.uri.path().to_owned(),
+            query,
+            bearer,
+        })
+    }
+}
+
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route(
+            "/gmail/v1/users/{user}/drafts",
+            get(drafts_list).post(drafts_create),
+        )
+        .route("/gmail/v1/users/{user}/drafts/send", post(drafts_send))
+        .route(
+            "/gmail/v1/users/{user}/drafts/{id}",
+            get(drafts_get).put(drafts_update).delete(drafts_delete),
+        )
+        .route("/gmail/v1/users/{user}/messages", get(messages_list))
+        .route("/gmail/v1/users/{user}/messages/{id}", get(messages_get))
+        .route("/gmail/v1/users/{user}/history", get(history_list))
+        .route("/gmail/v1/users/{user}/profile", get(profile))
+}
+
+/// A handler's answer: JSON, or 204 without a body.
+enum Answer {
+    Json(Value),
+    Empty,
+}
+
+async fn run(
+    shared: &Shared,
+    spec: &MethodSpec,
+    req: &Req,
+    user: &str,
+    body: impl FnOnce(&mut Mailbox) -> Result<Answer, ApiError>,
+) -> Response {
+    let delay = {
+        let mut s = shared.lock();
+        s.log.push(super::state::LoggedRequest {
+            method: spec.name.to_owned(),
+            http_method: req.http_method.clone(),
+            path: req.path.clone(),
+            query: req.logged_query(),
+        });
+        s.take_delay(spec.name)
+    };
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    let mut s = shared.lock();
+    if let Err(e) = admit(&mut s, spec, req, user) {
+        return e.into_response();
+    }
+    let answer = match body(&mut s) {
+        Ok(answer) => answer,
+        Err(e) => return e.into_response(),
+    };
+    let dropped = s.take_drop(spec.name);
+    drop(s);
+    let mut response = match answer {
+        Answer::Json(v) => Json(v).into_response(),
+        Answer::Empty => StatusCode::NO_CONTENT.into_response(),
+    };
+    if dropped {
+        response.extensions_mut().insert(DropConnection);
+    }
+    response
+}
+
+/// Authentication, user, scope, injected failure and quota, in Google's order.
+fn admit(s: &mut Mailbox, spec: &MethodSpec, req: &Req, user: &str) -> Result<(), ApiError> {
+    let token = req
+        .bearer
+        .as_deref()
+        .ok_or_else(|| ApiError::unauthenticated(true))?;
+    let scopes = s
+        .grant(token)
+        .map(|g| g.scopes.clone())
+        .ok_or_else(|| ApiError::unauthenticated(false))?;
+    if user != "me" && !user.eq_ignore_ascii_case(&s.email) {
+        return Err(ApiError::delegation_denied(user));
+    }
+    if !scopes::allows(spec, &scopes) {
+        return Err(ApiError::insufficient_scope(spec.scopes, spec.rpc));
+    }
+    if let Some(fault) = s.take_fail(spec.name) {
+        let mut error = ApiError::for_status(
+            fault.status,
+            fault.reason.as_deref(),
+            fault.message.as_deref(),
+        );
+        if let Some(wait) = fault.retry_after {
+            let at = chrono::Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+            error.message = format!(
+                "{}  Retry after {}",
+                error.message,
+                at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            );
+        }
+        return Err(error);
+    }
+    s.take_quota(spec.units).map_err(|wait| {
+        let at = chrono::Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+        ApiError::rate_limited(Some(at))
+    })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct DraftBody {
+    id: Option<String>,
+    message: Option<MessageBody>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct MessageBody {
+    raw: Option<String>,
+    thread_id: Option<String>,
+}
+
+fn parse_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::invalid(format!("Invalid JSON payload received. {e}")))
+}
+
+/// Decode `raw` as Google does: base64url or base64, padded or not.
+pub(crate) fn decode_raw(text: &str) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+    use base64::engine::DecodePaddingMode;
+    use base64::{alphabet, Engine};
+    let config =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    let text = text.trim();
+    GeneralPurpose::new(&alphabet::URL_SAFE, config)
+        .decode(text)
+        .or_else(|_| GeneralPurpose::new(&alphabet::STANDARD, config).decode(text))
+        .ok()
+}
+
+pub(crate) fn encode_raw(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE.encode(bytes)
+}
+
+fn required_raw(message: &Option<MessageBody>) -> Result<Vec<u8>, ApiError> {
+    let raw = message
+        .as_ref()
+        .and_then(|m| m.raw.as_deref())
+        .ok_or_else(|| ApiError::invalid("Missing draft message"))?;
+    decode_raw(raw).ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))
+}
+
+fn message_ref(m: &StoredMessage) -> Value {
+    json!({"id": m.id, "threadId": m.thread_id})
+}
+
+fn message_labels(m: &StoredMessage) -> Value {
+    json!({"id": m.id, "threadId": m.thread_id, "labelIds": m.label_ids})
+}
+
+fn content_type(raw: &[u8]) -> String {
+    mime::header(raw, "Content-Type")
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_else(|| "text/plain".to_owned())
+}
+
+/// A `Message` resource in `format`.
+fn message_json(m: &StoredMessage, format: &str, only_headers: &[&str]) -> Result<Value, ApiError> {
+    let mut v = json!({
+        "id": m.id,
+        "threadId": m.thread_id,
+        "labelIds": m.label_ids,
+        "snippet": mime::snippet(&m.raw),
+        "sizeEstimate": m.raw.len(),
+        "historyId": m.history_id.to_string(),
+        "internalDate": m.internal_date_ms.to_string(),
+    });
+    let headers = || -> Vec<Value> {
+        mime::headers(&m.raw)
+            .into_iter()
+            .filter(|(n, _)| {
+                only_headers.is_empty() || only_headers.iter().any(|h| h.eq_ignore_ascii_case(n))
+            })
+            .map(|(name, value)| json!({"name": name, "value": value}))
+            .collect()
+    };
+    match format {
+        "minimal" => {}
+        "raw" => v["raw"] = json!(encode_raw(&m.raw)),
+        "metadata" => {
+            v["payload"] = json!({
+                "partId": "",
+                "mimeType": content_type(&m.raw),
+                "filename": "",
+                "headers": headers(),
+                "body": {"size": 0},
+            })
+        }
+        "full" => {
+            let body = mime::body(&m.raw);
+            v["payload"] = json!({
+                "partId": "",
+                "mimeType": content_type(&m.raw),
+                "filename": "",
+                "headers": headers(),
+                "body": {"size": body.len(), "data": encode_raw(body)},
+            })
+        }
+        other => {
+            return Err(ApiError::invalid(format!(
+                "Invalid value at 'format' ({other})"
+            )))
+        }
+    }
+    Ok(v)
+}
+
+fn page(req: &Req, total: usize) -> Result<(usize, usize), ApiError> {
+    let max = match req.param("maxResults") {
+        Some(v) => v
+            .parse::<usize>()
+            .map_err(|_| ApiError::invalid(format!("Invalid value at 'max_results' ({v})")))?,
+        None => 100,
+    }
+    .clamp(1, 500);
+    let start = match req.param("pageToken") {
+        Some(t) => t
+            .parse::<usize>()
+            .map_err(|_| ApiError::invalid("Invalid pageToken"))?,
+        None => 0,
+    };
+    Ok((start.min(total), max))
+}
+
+async fn drafts_list(
+    State(sh): State<Arc<Shared>>,
+    Path(user): Path<String>,
+    req: Req,
+) -> Response {
+    run(&sh, &scopes::DRAFTS_LIST, &req, &user, |s| {
+        let all = s.drafts_newest_first();
+        let (start, max) = page(&req, all.len())?;
+        let end = (start + max).min(all.len());
+        let drafts: Vec<Value> = all[start..end]
+            .iter()
+            .map(|(id, m)| json!({"id": id, "message": message_ref(m)}))
+            .collect();
+        let mut v = json!({"resultSizeEstimate": all.len()});
+        if !drafts.is_empty() {
+            v["drafts"] = json!(drafts);
+        }
+        if end < all.len() {
+            v["nextPageToken"] = json!(end.to_string());
+        }
+        Ok(Answer::Json(v))
+    })
+    .await
+}
+
+async fn drafts_get(
+    State(sh): State<Arc<Shared>>,
+    Path((user, id)): Path<(String, String)>,
+    req: Req,
+) -> Response {
+    run(&sh, &scopes::DRAFTS_GET, &req, &user, |s| {
+        let draft = s.drafts.get(&id).ok_or_else(ApiError::not_found)?;
+        let m = s
+            .messages
+            .get(&draft.message_id)
+            .ok_or_else(ApiError::not_found)?;
+        let format = req.param("format").unwrap_or("full").to_ascii_lowercase();
+        let message = if format == "minimal" {
+            message_labels(m)
+        } else {
+            message_json(m, &format, &req.params("metadataHeaders"))?
+        };
+        Ok(Answer::Json(json!({"id": id, "message": message})))
+    })
+    .await
+}
+
+async fn drafts_create(
+    State(sh): State<Arc<Shared>>,
+    Path(user): Path<String>,
+    req: Req,
+    body: Bytes,
+) -> Response {
+    run(&sh, &scopes::DRAFTS_CREATE, &req, &user, |s| {
+        let body: DraftBody = parse_body(&body)?;
+        let raw = required_raw(&body.message)?;
+        let thread = body.message.and_then(|m| m.thread_id);
+        let (id, m) = s.create_draft(raw, thread);
+        Ok(Answer::Json(
+            json!({"id": id, "message": message_labels(&m)}),
+        ))
+    })
+    .await
+}
+
+async fn drafts_update(
+    State(sh): State<Arc<Shared>>,
+    Path((user, id)): Path<(String, String)>,
+    req: Req,
+    body: Bytes,
+) -> Response {
+    run(&sh, &scopes::DRAFTS_UPDATE, &req, &user, |s| {
+        let body: DraftBody = parse_body(&body)?;
+        let raw = required_raw(&body.message)?;
+        let thread = body.message.and_then(|m| m.thread_id);
+        let m = s.update_draft(&id, raw, thread)?;
+        Ok(Answer::Json(
+            json!({"id": id, "message": message_labels(&m)}),
+        ))
+    })
+    .await
+}
+
+async fn drafts_delete(
+    State(sh): State<Arc<Shared>>,
+    Path((user, id)): Path<(String, String)>,
+    req: Req,
+) -> Response {
+    run(&sh, &scopes::DRAFTS_DELETE, &req, &user, |s| {
+        s.delete_draft(&id)?;
+        Ok(Answer::Empty)
+    })
+    .await
+}
+
+async fn drafts_send(
+    State(sh): State<Arc<Shared>>,
+    Path(user): Path<String>,
+    req: Req,
+    body: Bytes,
+) -> Response {
+    run(&sh, &scopes::DRAFTS_SEND, &req, &user, |s| {
+        let body: DraftBody = parse_body(&body)?;
+        let id = body
+            .id
+            .filter(|i| !i.is_empty())
+            .ok_or_else(|| ApiError::invalid("Invalid draft"))?;
+        let raw = match body.message.as_ref().and_then(|m| m.raw.as_deref()) {
+            Some(text) => Some(
+                decode_raw(text)
+                    .ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))?,
+            ),
+            None => None,
+        };
+        let thread = body.message.and_then(|m| m.thread_id);
+        let sent = s.send_draft(&id, raw, thread)?;
+        Ok(Answer::Json(message_labels(&sent)))
+    })
+    .await
+}
+
+/// Whether `m` matches the Gmail search `q` (the operators Countersign needs, and plain words).
+fn matches_query(m: &StoredMessage, q: &str) -> bool {
+    q.split_whitespace().all(|term| {
+        let lower = term.to_ascii_lowercase();
+        let has = |label: &str| m.label_ids.iter().any(|l| l.eq_ignore_ascii_case(label));
+        if let Some(id) = lower.strip_prefix("rfc822msgid:") {
+            let want = id.trim_start_matches('<').trim_end_matches('>');
+            mime::header(&m.raw, "Message-ID").is_some_and(|v| {
+                v.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .eq_ignore_ascii_case(want)
+            })
+        } else if let Some(place) = lower.strip_prefix("in:") {
+            match place {
+                "anywhere" => true,
+                "draft" | "drafts" => has("DRAFT"),
+                other => has(other),
+            }
+        } else if let Some(label) = lower.strip_prefix("label:") {
+            has(label)
+        } else if let Some(state) = lower.strip_prefix("is:") {
+            has(state)
+        } else {
+            String::from_utf8_lossy(&m.raw)
+                .to_ascii_lowercase()
+                .contains(&lower)
+        }
+    })
+}
+
+async fn messages_list(
+    State(sh): State<Arc<Shared>>,
+    Path(user): Path<String>,
+    req: Req,
+) -> Response {
+    run(&sh, &scopes::MESSAGES_LIST, &req, &user, |s| {
+        let labels = req.params("labelIds");
+        let q = req.param("q").unwrap_or_default();
+        let spam_trash = req.param("includeSpamTrash") == Some("true");
+        let found: Vec<&StoredMessage> = s
+            .messages_newest_first()
+            .into_iter()
+            .filter(|m| spam_trash || !m.label_ids.iter().any(|l| l == "SPAM" || l == "TRASH"))
+            .filter(|m| labels.iter().all(|l| m.label_ids.iter().any(|x| x == l)))
+            .filter(|m| matches_query(m, q))
+            .collect();
+        let (start, max) = page(&req, found.len())?;
+        let end = (start + max).min(found.len());
+        let mut v = json!({"resultSizeEstimate": found.len()});
+        if end > start {
+            v["messages"] = json!(found[start..end]
+                .iter()
+                .map(|m| message_ref(m))
+                .collect::<Vec<_>>());
+        }
+        if end < found.len() {
+            v["nextPageToken"] = json!(end.to_string());
+        }
+        Ok(Answer::Json(v))
+    })
+    .await
+}
+
+async fn messages_get(
+    State(sh): State<Arc<Shared>>,
+    Path((user, id)): Path<(String, String)>,
+    req: Req,
+) -> Response {
+    run(&sh, &scopes::MESSAGES_GET, &req, &user, |s| {
+        let m = s.messages.get(&id).ok_or_else(ApiError::not_found)?;
+        let format = req.param("format").unwrap_or("full").to_ascii_lowercase();
+        Ok(Answer::Json(message_json(
+            m,
+            &format,
+            &req.params("metadataHeaders"),
+        )?))
+    })
+    .await
+}
+
+async fn history_list(
+    State(sh): State<Arc<Shared>>,
+    Path(user): Path<String>,
+    req: Req,
+) -> Response {
+    run(&sh, &scopes::HISTORY_LIST, &req, &user, |s| {
+        let start: u64 = req
+            .param("startHistoryId")
+            .ok_or_else(|| ApiError::invalid("Missing required field: startHistoryId"))?
+            .parse()
+            .map_err(|_| ApiError::invalid("Invalid startHistoryId"))?;
+        // Gmail keeps a limited window of history; an id from before it is "not found".
+        if start < s.history_floor {
+            return Err(ApiError::not_found());
+        }
+        let label = req.param("labelId");
+        let types = req.params("historyTypes");
+        let events: Vec<Value> = s
+            .history
+            .iter()
+            .filter(|e| e.id > start)
+            .filter(|e| label.is_none_or(|l| e.label_ids.iter().any(|x| x == l)))
+            .filter(|e| {
+                types.is_empty()
+                    || types.iter().any(|t| match e.change {
+                        Change::Added => *t == "messageAdded",
+                        Change::Deleted => *t == "messageDeleted",
+                    })
+            })
+            .map(|e| {
+                let m =
+                    json!({"id": e.message_id, "threadId": e.thread_id, "labelIds": e.label_ids});
+                let key = match e.change {
+                    Change::Added => "messagesAdded",
+                    Change::Deleted => "messagesDeleted",
+                };
+                json!({
+                    "id": e.id.to_string(),
+                    "messages": [{"id": e.message_id, "threadId": e.thread_id}],
+                    key: [{"message": m}],
+                })
+            })
+            .collect();
+        let (from, max) = page(&req, events.len())?;
+        let end = (from + max).min(events.len());
+        let mut v = json!({"historyId": s.history_id.to_string()});
+        if end > from {
+            v["history"] = json!(events[from..end]);
+        }
+        if end < events.len() {
+            v["nextPageToken"] = json!(end.to_string());
+        }
+        Ok(Answer::Json(v))
+    })
+    .await
+}
+
+async fn profile(State(sh): State<Arc<Shared>>, Path(user): Path<String>, req: Req) -> Response {
+    run(&sh, &scopes::GET_PROFILE, &req, &user, |s| {
+        let threads: std::collections::HashSet<&String> =
+            s.messages.values().map(|m| &m.thread_id).collect();
+        Ok(Answer::Json(json!({
+            "emailAddress": s.email,
+            "messagesTotal": s.messages.len(),
+            "threadsTotal": threads.len(),
+            "historyId": s.history_id.to_string(),
+        })))
+    })
+    .await
+}

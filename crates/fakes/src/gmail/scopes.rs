@@ -1,0 +1,111 @@
+//! Which scopes each Gmail method accepts and what it costs in quota units.
+//!
+//! Scopes are those of Google's discovery document for Gmail v1 (`gmail/v1/gmail-api.json`,
+//! the `scopes` list of each method, e.g. `users.drafts.send`: mail.google.com,
+//! gmail.addons.current.action.compose, gmail.compose, gmail.modify — so `gmail.send` alone
+//! cannot send a draft). Units are from <https://developers.google.com/gmail/api/reference/quota>.
+
+pub const MAIL: &str = "https://mail.google.com/";
+pub const MODIFY: &str = "https://www.googleapis.com/auth/gmail.modify";
+pub const COMPOSE: &str = "https://www.googleapis.com/auth/gmail.compose";
+pub const READONLY: &str = "https://www.googleapis.com/auth/gmail.readonly";
+pub const METADATA: &str = "https://www.googleapis.com/auth/gmail.metadata";
+const ADDON_COMPOSE: &str = "https://www.googleapis.com/auth/gmail.addons.current.action.compose";
+const ADDON_ACTION: &str = "https://www.googleapis.com/auth/gmail.addons.current.message.action";
+const ADDON_METADATA: &str =
+    "https://www.googleapis.com/auth/gmail.addons.current.message.metadata";
+const ADDON_READONLY: &str =
+    "https://www.googleapis.com/auth/gmail.addons.current.message.readonly";
+
+/// A Gmail REST method the fake serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MethodSpec {
+    /// Name used in the request log and in fault injection, e.g. `drafts.send`.
+    pub name: &'static str,
+    /// Quota units of one call.
+    pub units: u32,
+    /// Any one of these scopes allows the call.
+    pub scopes: &'static [&'static str],
+    /// Google's RPC name, shown in a scope error's `ErrorInfo`.
+    pub rpc: &'static str,
+}
+
+const DRAFT_READ: &[&str] = &[MAIL, COMPOSE, MODIFY, READONLY];
+const DRAFT_WRITE: &[&str] = &[MAIL, ADDON_COMPOSE, COMPOSE, MODIFY];
+const MESSAGE_LIST: &[&str] = &[MAIL, METADATA, MODIFY, READONLY];
+const MESSAGE_GET: &[&str] = &[
+    MAIL,
+    ADDON_ACTION,
+    ADDON_METADATA,
+    ADDON_READONLY,
+    METADATA,
+    MODIFY,
+    READONLY,
+];
+const PROFILE: &[&str] = &[MAIL, COMPOSE, METADATA, MODIFY, READONLY];
+
+pub const DRAFTS_LIST: MethodSpec = MethodSpec {
+    name: "drafts.list",
+    units: 5,
+    scopes: DRAFT_READ,
+    rpc: "caribou.api.proto.MailboxService.ListDrafts",
+};
+pub const DRAFTS_GET: MethodSpec = MethodSpec {
+    name: "drafts.get",
+    units: 5,
+    scopes: DRAFT_READ,
+    rpc: "caribou.api.proto.MailboxService.GetDraft",
+};
+pub const DRAFTS_CREATE: MethodSpec = MethodSpec {
+    name: "drafts.create",
+    units: 10,
+    scopes: DRAFT_WRITE,
+    rpc: "caribou.api.proto.MailboxService.CreateDraft",
+};
+pub const DRAFTS_UPDATE: MethodSpec = MethodSpec {
+    name: "drafts.update",
+    units: 15,
+    scopes: DRAFT_WRITE,
+    rpc: "caribou.api.proto.MailboxService.UpdateDraft",
+};
+pub const DRAFTS_SEND: MethodSpec = MethodSpec {
+    name: "drafts.send",
+    units: 100,
+    scopes: DRAFT_WRITE,
+    rpc: "caribou.api.proto.MailboxService.SendDraft",
+};
+pub const DRAFTS_DELETE: MethodSpec = MethodSpec {
+    name: "drafts.delete",
+    units: 10,
+    scopes: DRAFT_WRITE,
+    rpc: "caribou.api.proto.MailboxService.DeleteDraft",
+};
+pub const MESSAGES_LIST: MethodSpec = MethodSpec {
+    name: "messages.list",
+    units: 5,
+    scopes: MESSAGE_LIST,
+    rpc: "caribou.api.proto.MailboxService.ListMessages",
+};
+pub const MESSAGES_GET: MethodSpec = MethodSpec {
+    name: "messages.get",
+    units: 5,
+    scopes: MESSAGE_GET,
+    rpc: "caribou.api.proto.MailboxService.GetMessage",
+};
+pub const HISTORY_LIST: MethodSpec = MethodSpec {
+    name: "history.list",
+    units: 2,
+    scopes: MESSAGE_GET,
+    rpc: "caribou.api.proto.MailboxService.ListHistory",
+};
+pub const GET_PROFILE: MethodSpec = MethodSpec {
+    name: "getProfile",
+    units: 1,
+    scopes: PROFILE,
+    rpc: "caribou.api.proto.MailboxService.GetProfile",
+};
+
+/// Whether any granted scope allows `spec`.
+pub fn allows(spec: &MethodSpec, granted: &[String]) -> bool {
+    granted.iter().any(|g| spec.scopes.contains(&g.as_str()))
+}

@@ -1,0 +1,513 @@
+//! The fake mailbox: drafts, messages, history, OAuth grants, quota, faults and the request log.
+//!
+//! All of it sits behind one mutex; handlers never hold it across an `await`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::errors::ApiError;
+use super::mime;
+
+/// History ids start here, like a mailbox that has lived a while.
+const FIRST_HISTORY_ID: u64 = 1000;
+/// Lifetime of an access token, as Google gives it.
+pub const ACCESS_TOKEN_SECONDS: u64 = 3599;
+
+/// A message of the mailbox (a draft version, an inbox message, a sent message).
+#[derive(Clone, Debug)]
+pub struct StoredMessage {
+    pub id: String,
+    pub thread_id: String,
+    pub label_ids: Vec<String>,
+    pub raw: Vec<u8>,
+    pub internal_date_ms: i64,
+    pub history_id: u64,
+    /// Creation order, for newest-first listings.
+    pub seq: u64,
+}
+
+/// A draft: a stable id pointing at its current message.
+#[derive(Clone, Debug)]
+pub struct StoredDraft {
+    pub message_id: String,
+}
+
+#[derive(Clone, Debug)]
+pub enum Change {
+    Added,
+    Deleted,
+}
+
+/// One history record (each change gets its own id).
+#[derive(Clone, Debug)]
+pub struct HistoryEvent {
+    pub id: u64,
+    pub message_id: String,
+    pub thread_id: String,
+    pub label_ids: Vec<String>,
+    pub change: Change,
+}
+
+/// A message sent through `drafts.send`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SentRecord {
+    /// The draft that was sent.
+    pub draft_id: String,
+    /// The sent message's id.
+    pub message_id: String,
+    /// Its thread.
+    pub thread_id: String,
+    /// The bytes as sent.
+    #[serde(skip)]
+    pub raw: Vec<u8>,
+}
+
+/// One request to the fake's Google endpoints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedRequest {
+    /// Google's method name (`drafts.get`, `oauth.token`, …).
+    pub method: String,
+    /// HTTP method.
+    pub http_method: String,
+    /// Path.
+    pub path: String,
+    /// Query string (access tokens in it are masked).
+    pub query: String,
+}
+
+/// An injected failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailFault {
+    /// Calls still to fail.
+    pub remaining: u32,
+    /// HTTP status to answer.
+    pub status: u16,
+    /// Google `reason` (e.g. `rateLimitExceeded`); a fitting default otherwise.
+    pub reason: Option<String>,
+    /// Message instead of Google's default text.
+    pub message: Option<String>,
+    /// For 429/403 rate limits: put "Retry after <now + this>" in the message.
+    pub retry_after: Option<Duration>,
+}
+
+#[derive(Clone, Debug)]
+pub struct DelayFault {
+    pub delay: Duration,
+    pub remaining: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Grant {
+    pub scopes: Vec<String>,
+    pub expires_at: Instant,
+    pub refresh_token: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RefreshGrant {
+    pub scopes: Vec<String>,
+    pub revoked: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct CodeGrant {
+    pub scopes: Vec<String>,
+    pub redirect_uri: String,
+}
+
+#[derive(Debug)]
+struct Bucket {
+    per_minute: u32,
+    available: f64,
+    updated: Instant,
+}
+
+impl Bucket {
+    fn rate(&self) -> f64 {
+        f64::from(self.per_minute) / 60.0
+    }
+
+    /// Google's per-user limit is a per-minute budget enforced as a moving rate; the bucket
+    /// holds one second of it, which is what "250 units per second" means in practice.
+    fn take(&mut self, units: u32) -> Result<(), Duration> {
+        let now = Instant::now();
+        let rate = self.rate();
+        let capacity = rate.max(f64::from(units));
+        self.available =
+            (self.available + now.duration_since(self.updated).as_secs_f64() * rate).min(capacity);
+        self.updated = now;
+        if self.available >= f64::from(units) {
+            self.available -= f64::from(units);
+            Ok(())
+        } else {
+            let missing = f64::from(units) - self.available;
+            Err(Duration::from_secs_f64(missing / rate.max(0.001)))
+        }
+    }
+}
+
+/// Everything the fake knows.
+#[derive(Debug)]
+pub struct State {
+    pub email: String,
+    counter: u64,
+    pub history_id: u64,
+    pub history_floor: u64,
+    pub history: Vec<HistoryEvent>,
+    pub drafts: BTreeMap<String, StoredDraft>,
+    pub messages: BTreeMap<String, StoredMessage>,
+    pub sent: Vec<SentRecord>,
+    pub sends_per_draft: HashMap<String, u32>,
+    pub codes: HashMap<String, CodeGrant>,
+    pub access_tokens: HashMap<String, Grant>,
+    pub refresh_tokens: HashMap<String, RefreshGrant>,
+    quota: Bucket,
+    pub fail: HashMap<String, FailFault>,
+    pub delay: HashMap<String, DelayFault>,
+    pub drop: HashMap<String, u32>,
+    pub log: Vec<LoggedRequest>,
+}
+
+impl State {
+    pub fn new(email: String, quota_units_per_minute: u32) -> Self {
+        let per_minute = quota_units_per_minute.max(1);
+        State {
+            email,
+            counter: 0,
+            history_id: FIRST_HISTORY_ID,
+            history_floor: FIRST_HISTORY_ID,
+            history: Vec::new(),
+            drafts: BTreeMap::new(),
+            messages: BTreeMap::new(),
+            sent: Vec::new(),
+            sends_per_draft: HashMap::new(),
+            codes: HashMap::new(),
+            access_tokens: HashMap::new(),
+            refresh_tokens: HashMap::new(),
+            quota: Bucket {
+                per_minute,
+                available: f64::from(per_minute) / 60.0,
+                updated: Instant::now(),
+            },
+            fail: HashMap::new(),
+            delay: HashMap::new(),
+            drop: HashMap::new(),
+            log: Vec::new(),
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.counter += 1;
+        self.counter
+    }
+
+    /// A Gmail-looking message id: 16 hex digits.
+    fn new_message_id(&mut self) -> String {
+        let n = self.next();
+        format!("{:016x}", 0x18c0_0000_0000_0000u64 + n * 0x1_0003)
+    }
+
+    /// A Gmail-looking draft id: `r` and digits.
+    fn new_draft_id(&mut self) -> String {
+        let n = self.next();
+        format!("r{}", 5_000_000_000_000_000_000u64 + n * 7919)
+    }
+
+    /// A random opaque token with a Google-like prefix.
+    pub fn new_secret(&mut self, prefix: &str) -> String {
+        use rand::Rng;
+        let n = self.next();
+        let random: u128 = rand::thread_rng().gen();
+        format!("{prefix}{n:x}{random:032x}")
+    }
+
+    pub fn set_quota(&mut self, per_minute: u32) {
+        self.quota.per_minute = per_minute.max(1);
+        self.quota.available = self.quota.available.min(self.quota.rate());
+    }
+
+    pub fn quota_per_minute(&self) -> u32 {
+        self.quota.per_minute
+    }
+
+    /// Take `units` or say when to retry.
+    pub fn take_quota(&mut self, units: u32) -> Result<(), Duration> {
+        self.quota.take(units)
+    }
+
+    fn record(&mut self, message: &StoredMessage, change: Change) -> u64 {
+        self.history_id += 1;
+        let id = self.history_id;
+        self.history.push(HistoryEvent {
+            id,
+            message_id: message.id.clone(),
+            thread_id: message.thread_id.clone(),
+            label_ids: message.label_ids.clone(),
+            change,
+        });
+        id
+    }
+
+    fn insert_message(
+        &mut self,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+        label_ids: Vec<String>,
+    ) -> StoredMessage {
+        let id = self.new_message_id();
+        let seq = self.counter;
+        let thread_id = thread_id
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| id.clone());
+        let mut message = StoredMessage {
+            id: id.clone(),
+            thread_id,
+            label_ids,
+            raw,
+            internal_date_ms: chrono::Utc::now().timestamp_millis(),
+            history_id: 0,
+            seq,
+        };
+        message.history_id = self.record(&message, Change::Added);
+        self.messages.insert(id, message.clone());
+        message
+    }
+
+    fn remove_message(&mut self, id: &str) {
+        if let Some(message) = self.messages.remove(id) {
+            self.record(&message, Change::Deleted);
+        }
+    }
+
+    /// A message arriving in the inbox (e.g. the one a draft replies to).
+    pub fn add_inbox_message(
+        &mut self,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+        label_ids: Vec<String>,
+    ) -> StoredMessage {
+        self.insert_message(raw, thread_id, label_ids)
+    }
+
+    /// File a new draft; its message gets the `DRAFT` label.
+    pub fn create_draft(
+        &mut self,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+    ) -> (String, StoredMessage) {
+        let message = self.insert_message(raw, thread_id, vec!["DRAFT".into()]);
+        let id = self.new_draft_id();
+        self.drafts.insert(
+            id.clone(),
+            StoredDraft {
+                message_id: message.id.clone(),
+            },
+        );
+        (id, message)
+    }
+
+    /// Replace a draft's content: a new message id, the old message gone.
+    pub fn update_draft(
+        &mut self,
+        draft_id: &str,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+    ) -> Result<StoredMessage, ApiError> {
+        let old_id = self
+            .drafts
+            .get(draft_id)
+            .map(|d| d.message_id.clone())
+            .ok_or_else(ApiError::not_found)?;
+        let old_thread = self.messages.get(&old_id).map(|m| m.thread_id.clone());
+        self.remove_message(&old_id);
+        let message = self.insert_message(
+            raw,
+            thread_id.filter(|t| !t.is_empty()).or(old_thread),
+            vec!["DRAFT".into()],
+        );
+        if let Some(d) = self.drafts.get_mut(draft_id) {
+            d.message_id = message.id.clone();
+        }
+        Ok(message)
+    }
+
+    /// Delete a draft and its message.
+    pub fn delete_draft(&mut self, draft_id: &str) -> Result<(), ApiError> {
+        let draft = self
+            .drafts
+            .remove(draft_id)
+            .ok_or_else(ApiError::not_found)?;
+        self.remove_message(&draft.message_id);
+        Ok(())
+    }
+
+    /// Send a draft, with `raw` replacing its content when given. The draft vanishes and the
+    /// sent message lands in SENT on the same thread.
+    pub fn send_draft(
+        &mut self,
+        draft_id: &str,
+        raw: Option<Vec<u8>>,
+        thread_id: Option<String>,
+    ) -> Result<StoredMessage, ApiError> {
+        let draft = self
+            .drafts
+            .get(draft_id)
+            .cloned()
+            .ok_or_else(ApiError::not_found)?;
+        let current = self
+            .messages
+            .get(&draft.message_id)
+            .cloned()
+            .ok_or_else(ApiError::not_found)?;
+        let mut raw = raw.unwrap_or_else(|| current.raw.clone());
+        let has_recipient = ["To", "Cc", "Bcc"]
+            .iter()
+            .any(|h| mime::header(&raw, h).is_some_and(|v| v.contains('@')));
+        if !has_recipient {
+            return Err(ApiError::invalid("Invalid To header"));
+        }
+        // Gmail gives a message without a Message-ID one of its own when sending it.
+        if mime::header(&raw, "Message-ID").is_none() {
+            let n = self.next();
+            let mut with_id = format!("Message-ID: <fake-{n}@mail.gmail.com>\r\n").into_bytes();
+            with_id.extend_from_slice(&raw);
+            raw = with_id;
+        }
+        let thread = thread_id
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| current.thread_id.clone());
+        self.drafts.remove(draft_id);
+        self.remove_message(&current.id);
+        let sent = self.insert_message(raw.clone(), Some(thread), vec!["SENT".into()]);
+        *self.sends_per_draft.entry(draft_id.to_owned()).or_insert(0) += 1;
+        self.sent.push(SentRecord {
+            draft_id: draft_id.to_owned(),
+            message_id: sent.id.clone(),
+            thread_id: sent.thread_id.clone(),
+            raw,
+        });
+        Ok(sent)
+    }
+
+    /// Messages newest first.
+    pub fn messages_newest_first(&self) -> Vec<&StoredMessage> {
+        let mut all: Vec<&StoredMessage> = self.messages.values().collect();
+        all.sort_by(|a, b| b.seq.cmp(&a.seq));
+        all
+    }
+
+    /// Drafts newest first (by their current message).
+    pub fn drafts_newest_first(&self) -> Vec<(&String, &StoredMessage)> {
+        let mut all: Vec<(&String, &StoredMessage)> = self
+            .drafts
+            .iter()
+            .filter_map(|(id, d)| self.messages.get(&d.message_id).map(|m| (id, m)))
+            .collect();
+        all.sort_by(|a, b| b.1.seq.cmp(&a.1.seq));
+        all
+    }
+
+    /// Forget history before now: any earlier start id answers 404.
+    pub fn expire_history(&mut self) {
+        self.history_floor = self.history_id;
+        self.history.clear();
+    }
+
+    /// Take one injected failure for `method`, if any.
+    pub fn take_fail(&mut self, method: &str) -> Option<FailFault> {
+        let fault = self.fail.get_mut(method)?;
+        if fault.remaining == 0 {
+            return None;
+        }
+        fault.remaining -= 1;
+        let taken = fault.clone();
+        if fault.remaining == 0 {
+            self.fail.remove(method);
+        }
+        Some(taken)
+    }
+
+    pub fn take_delay(&mut self, method: &str) -> Option<Duration> {
+        let fault = self.delay.get_mut(method)?;
+        let delay = fault.delay;
+        match &mut fault.remaining {
+            None => {}
+            Some(0) => {
+                self.delay.remove(method);
+                return None;
+            }
+            Some(n) => {
+                *n -= 1;
+                if *n == 0 {
+                    self.delay.remove(method);
+                }
+            }
+        }
+        Some(delay)
+    }
+
+    pub fn take_drop(&mut self, method: &str) -> bool {
+        match self.drop.get_mut(method) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                if *n == 0 {
+                    self.drop.remove(method);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Issue an access token (and optionally a refresh token) for `scopes`.
+    pub fn issue(&mut self, scopes: Vec<String>, with_refresh: bool) -> (String, Option<String>) {
+        let refresh = with_refresh.then(|| {
+            let token = self.new_secret("1//fake-refresh-");
+            self.refresh_tokens.insert(
+                token.clone(),
+                RefreshGrant {
+                    scopes: scopes.clone(),
+                    revoked: false,
+                },
+            );
+            token
+        });
+        let access = self.new_secret("ya29.fake-");
+        self.access_tokens.insert(
+            access.clone(),
+            Grant {
+                scopes,
+                expires_at: Instant::now() + Duration::from_secs(ACCESS_TOKEN_SECONDS),
+                refresh_token: refresh.clone(),
+            },
+        );
+        (access, refresh)
+    }
+
+    /// Revoke every refresh token, and the access tokens issued with them, as Google does when
+    /// the user removes the app's access.
+    pub fn revoke_all(&mut self) {
+        for grant in self.refresh_tokens.values_mut() {
+            grant.revoked = true;
+        }
+        self.access_tokens.clear();
+    }
+
+    pub fn expire_access_tokens(&mut self) {
+        let past = Instant::now();
+        for grant in self.access_tokens.values_mut() {
+            grant.expires_at = past;
+        }
+    }
+
+    /// The live grant of an access token.
+    pub fn grant(&self, access_token: &str) -> Option<&Grant> {
+        self.access_tokens
+            .get(access_token)
+            .filter(|g| g.expires_at > Instant::now())
+    }
+}

@@ -6,9 +6,9 @@
 //! types are declared here again on purpose, so that a client bug cannot be mirrored by the fake.
 //! Every fake binds 127.0.0.1 and can inject faults (see [`server`]).
 
-pub mod server;
 pub mod gmail;
 pub mod muster;
+pub mod server;
 
 /// What a fake holds when it starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

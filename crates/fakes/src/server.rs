@@ -73,7 +73,13 @@ pub async fn serve(router: Router, addr: SocketAddr) -> std::io::Result<ServerHa
     let addr = listener.local_addr()?;
     let (online_tx, online_rx) = watch::channel(true);
     let (stop_tx, stop_rx) = watch::channel(false);
-    tokio::spawn(accept_loop(router, addr, Some(listener), online_rx, stop_rx));
+    tokio::spawn(accept_loop(
+        router,
+        addr,
+        Some(listener),
+        online_rx,
+        stop_rx,
+    ));
     Ok(ServerHandle {
         addr,
         online: Arc::new(online_tx),
@@ -170,4 +176,3 @@ async fn wait_until_false(online: &mut watch::Receiver<bool>) {
         }
     }
 }
-

@@ -1,2 +1,17 @@
-//! countersign-core (being written).
+//! countersign-core: everything Countersign knows and decides, without a GUI.
+//!
+//! It holds the domain (review items, their states, routes, decisions), the local SQLite mirror
+//! and its migrations, the syncs that fill it from Gmail and muster, the decision outbox and its
+//! dispatcher, and the rendering of a draft for review with its safety flags. The CLI and the
+//! Tauri shell are thin layers over it. It must not depend on Tauri or on anything graphical;
+//! it talks to the services only through `countersign-gmail` and `countersign-muster`,
+//! converting their wire types at the boundary.
+
+pub mod domain;
+pub mod error;
 pub mod render;
+pub mod store;
+
+pub use domain::{DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState, Source};
+pub use error::{Error, Result};
+pub use store::{ItemFilter, ItemSummary, Store};

@@ -1,1 +1,3 @@
-//! core integration tests
+//! Integration tests of countersign-core on real SQLite files in temp dirs.
+
+mod store;

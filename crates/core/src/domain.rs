@@ -1,0 +1,567 @@
+//! Domain types: review items and their states, routes, decisions and their outcomes.
+//!
+//! States move only through the functions here, which refuse illegal moves; the store calls
+//! them inside the transaction that writes the new state, so the mirror never holds a move the
+//! rules forbid.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Where a review item comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// A draft in a Gmail account's Drafts.
+    Gmail,
+    /// A plugin reply draft in a muster instance.
+    Muster,
+}
+
+/// The state of a review item as the owner sees it (DESIGN §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemState {
+    /// Waiting for the owner.
+    Pending,
+    /// muster: the plugin has not said yet whether the reply is sendable; reject only.
+    AwaitingCheck,
+    /// A decision is in the outbox; undo is still possible.
+    Queued,
+    /// The decision is on its way (or, for muster, approved and queued at the plugin).
+    Sending,
+    /// Sent.
+    Sent,
+    /// Rejected (by the owner, or by the plugin's check).
+    Rejected,
+    /// The send was refused (the plugin's `ok: false`, or Google); the reason is kept.
+    SendFailed,
+    /// Changed since the owner reviewed it, or decided elsewhere: review again.
+    Conflict,
+    /// No longer there (deleted elsewhere).
+    Gone,
+}
+
+/// The two decisions an owner can make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    /// Send it (Gmail) or let the plugin send it (muster).
+    Approve,
+    /// Discard it, with a reason.
+    Reject,
+}
+
+/// Something that happens to a review item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemEvent {
+    /// The owner decided; the decision is now in the outbox.
+    Decided(DecisionKind),
+    /// The owner took the decision back inside the undo window.
+    Undone {
+        /// Whether the plugin still has to check the draft (muster).
+        awaiting_check: bool,
+    },
+    /// The plugin's check said the reply can be sent.
+    CheckPassed,
+    /// The plugin's check refused the reply: rejected for good.
+    CheckRefused,
+    /// The dispatcher took the decision and is talking to the service.
+    DispatchStarted,
+    /// A retryable failure before anything was sent: back to the outbox.
+    DispatchRetried,
+    /// The service confirmed the message was sent.
+    Delivered,
+    /// The service confirmed the rejection.
+    RejectionDone,
+    /// The send was refused by the plugin or by Google.
+    SendRefused,
+    /// The draft changed since it was reviewed, or was decided elsewhere.
+    Conflicted,
+    /// The draft is not there any more.
+    Vanished,
+    /// The owner looks again at a conflict or a failed send that can be retried.
+    ReviewAgain,
+}
+
+impl ItemState {
+    /// All states, in the order the queue lists them.
+    pub const ALL: [ItemState; 9] = [
+        ItemState::Pending,
+        ItemState::AwaitingCheck,
+        ItemState::Conflict,
+        ItemState::Queued,
+        ItemState::Sending,
+        ItemState::SendFailed,
+        ItemState::Sent,
+        ItemState::Rejected,
+        ItemState::Gone,
+    ];
+
+    /// The name stored in the mirror and shown in `--json` output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemState::Pending => "pending",
+            ItemState::AwaitingCheck => "awaiting_check",
+            ItemState::Queued => "queued",
+            ItemState::Sending => "sending",
+            ItemState::Sent => "sent",
+            ItemState::Rejected => "rejected",
+            ItemState::SendFailed => "send_failed",
+            ItemState::Conflict => "conflict",
+            ItemState::Gone => "gone",
+        }
+    }
+
+    /// Nothing more will happen to an item in this state.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            ItemState::Sent | ItemState::Rejected | ItemState::Gone | ItemState::SendFailed
+        )
+    }
+
+    /// Whether the owner can decide `kind` on an item in this state, and if not, why.
+    pub fn check_decidable(self, kind: DecisionKind) -> std::result::Result<(), &'static str> {
+        match (self, kind) {
+            (ItemState::Pending | ItemState::Conflict, _) => Ok(()),
+            (ItemState::AwaitingCheck, DecisionKind::Reject) => Ok(()),
+            (ItemState::AwaitingCheck, DecisionKind::Approve) => Err(
+                "the plugin has not checked this reply yet; until it does, it can only be rejected",
+            ),
+            (ItemState::Queued | ItemState::Sending, _) => {
+                Err("it is already decided and on its way; undo it first if the window is open")
+            }
+            (ItemState::Sent, _) => Err("it has been sent already"),
+            (ItemState::Rejected, _) => Err("it has been rejected already"),
+            (ItemState::SendFailed, _) => {
+                Err("its send was refused; the agent has to write a new draft")
+            }
+            (ItemState::Gone, _) => Err("it is not there any more (deleted or sent elsewhere)"),
+        }
+    }
+
+    /// Apply `event`, or refuse a move the rules forbid.
+    pub fn apply(self, event: ItemEvent) -> Result<ItemState> {
+        use ItemEvent as E;
+        use ItemState as S;
+        let next = match (self, event) {
+            (s, E::Decided(kind)) => match s.check_decidable(kind) {
+                Ok(()) => Some(S::Queued),
+                Err(_) => None,
+            },
+            (S::Queued, E::Undone { awaiting_check }) => Some(if awaiting_check {
+                S::AwaitingCheck
+            } else {
+                S::Pending
+            }),
+            (S::AwaitingCheck, E::CheckPassed) => Some(S::Pending),
+            (S::AwaitingCheck | S::Queued, E::CheckRefused) => Some(S::Rejected),
+            (S::Queued, E::DispatchStarted) => Some(S::Sending),
+            (S::Sending, E::DispatchRetried) => Some(S::Queued),
+            (S::Sending, E::Delivered) => Some(S::Sent),
+            (S::Sending, E::RejectionDone) => Some(S::Rejected),
+            (S::Sending, E::SendRefused) => Some(S::SendFailed),
+            (S::Queued | S::Sending | S::Pending, E::Conflicted) => Some(S::Conflict),
+            (S::Pending | S::AwaitingCheck | S::Conflict | S::Queued | S::Sending, E::Vanished) => {
+                Some(S::Gone)
+            }
+            (S::Conflict, E::ReviewAgain) => Some(S::Pending),
+            _ => None,
+        };
+        next.ok_or_else(|| {
+            Error::refused(
+                format!("move an item that is {} on {:?}", self.as_str(), event),
+                "that move is not allowed",
+            )
+        })
+    }
+
+    /// The state to keep when a sync observes `observed` at the service for an item that is
+    /// `self` here: a decision the owner made locally is not overwritten by a stale look at the
+    /// service, but a final answer from the service is taken.
+    pub fn merge_observed(self, observed: ItemState) -> ItemState {
+        match self {
+            // Not dispatched yet: the owner's decision wins over what the service still shows.
+            // The dispatcher re-validates against the service before anything is sent.
+            ItemState::Queued => ItemState::Queued,
+            ItemState::Sending if observed.is_final() => observed,
+            ItemState::Sending => ItemState::Sending,
+            // A conflict is settled by the owner, not by the next sync.
+            ItemState::Conflict if observed.is_final() => observed,
+            ItemState::Conflict => ItemState::Conflict,
+            // Final here stays final, except that a sent/rejected/failed item cannot come back.
+            s if s.is_final() => s,
+            _ => observed,
+        }
+    }
+}
+
+impl fmt::Display for ItemState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ItemState {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        ItemState::ALL
+            .into_iter()
+            .find(|state| state.as_str() == s)
+            .ok_or_else(|| Error::Corrupt(format!("unknown item state {s:?}")))
+    }
+}
+
+impl DecisionKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::Approve => "approve",
+            DecisionKind::Reject => "reject",
+        }
+    }
+}
+
+impl FromStr for DecisionKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "approve" => Ok(DecisionKind::Approve),
+            "reject" => Ok(DecisionKind::Reject),
+            other => Err(Error::Corrupt(format!("unknown decision kind {other:?}"))),
+        }
+    }
+}
+
+impl Source {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Gmail => "gmail",
+            Source::Muster => "muster",
+        }
+    }
+}
+
+impl FromStr for Source {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "gmail" => Ok(Source::Gmail),
+            "muster" => Ok(Source::Muster),
+            other => Err(Error::Corrupt(format!("unknown source {other:?}"))),
+        }
+    }
+}
+
+/// Where a decision is in the outbox (DESIGN §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionState {
+    /// Written, waiting for its undo window to pass (or for the service to answer).
+    Queued,
+    /// Claimed by a dispatcher, on the wire.
+    Dispatching,
+    /// Carried out.
+    Done,
+    /// The draft changed or was decided elsewhere: the owner reviews again.
+    Conflict,
+    /// Refused for good; the reason is shown and the owner acts.
+    Failed,
+    /// Sent, but the answer never came: reconcile, never resend blindly.
+    Uncertain,
+    /// Undone inside the window.
+    Cancelled,
+}
+
+/// How a dispatch attempt ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "outcome", content = "detail")]
+pub enum DispatchOutcome {
+    /// Done.
+    Done,
+    /// Changed since reviewed, or decided elsewhere.
+    Conflict(String),
+    /// Refused for good.
+    Failed(String),
+    /// The answer never came.
+    Uncertain(String),
+    /// Failed before anything was sent; try again later.
+    Retry(String),
+}
+
+impl DecisionState {
+    /// All states.
+    pub const ALL: [DecisionState; 7] = [
+        DecisionState::Queued,
+        DecisionState::Dispatching,
+        DecisionState::Done,
+        DecisionState::Conflict,
+        DecisionState::Failed,
+        DecisionState::Uncertain,
+        DecisionState::Cancelled,
+    ];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionState::Queued => "queued",
+            DecisionState::Dispatching => "dispatching",
+            DecisionState::Done => "done",
+            DecisionState::Conflict => "conflict",
+            DecisionState::Failed => "failed",
+            DecisionState::Uncertain => "uncertain",
+            DecisionState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Nothing more will happen to the decision.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            DecisionState::Done
+                | DecisionState::Conflict
+                | DecisionState::Failed
+                | DecisionState::Cancelled
+        )
+    }
+
+    /// Claim the decision for dispatch.
+    pub fn claim(self) -> Result<DecisionState> {
+        match self {
+            DecisionState::Queued => Ok(DecisionState::Dispatching),
+            other => Err(illegal(other, "claim")),
+        }
+    }
+
+    /// Take the decision back (undo).
+    pub fn cancel(self) -> Result<DecisionState> {
+        match self {
+            DecisionState::Queued => Ok(DecisionState::Cancelled),
+            other => Err(illegal(other, "cancel")),
+        }
+    }
+
+    /// Record how a dispatch attempt (or a reconciliation of an uncertain one) ended.
+    pub fn finish(self, outcome: &DispatchOutcome) -> Result<DecisionState> {
+        match (self, outcome) {
+            (DecisionState::Dispatching | DecisionState::Uncertain, o) => Ok(match o {
+                DispatchOutcome::Done => DecisionState::Done,
+                DispatchOutcome::Conflict(_) => DecisionState::Conflict,
+                DispatchOutcome::Failed(_) => DecisionState::Failed,
+                DispatchOutcome::Uncertain(_) => DecisionState::Uncertain,
+                DispatchOutcome::Retry(_) => DecisionState::Queued,
+            }),
+            (other, _) => Err(illegal(other, "finish")),
+        }
+    }
+}
+
+fn illegal(state: DecisionState, action: &str) -> Error {
+    Error::refused(
+        format!("{action} a decision that is {}", state.as_str()),
+        "that move is not allowed",
+    )
+}
+
+impl fmt::Display for DecisionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for DecisionState {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        DecisionState::ALL
+            .into_iter()
+            .find(|state| state.as_str() == s)
+            .ok_or_else(|| Error::Corrupt(format!("unknown decision state {s:?}")))
+    }
+}
+
+/// A muster route's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteState {
+    /// The message was relayed to a session.
+    Relayed,
+    /// The plugin could not send the reply written on this route.
+    SendFailed,
+    /// Handed back to the session that wrote the refused reply.
+    Redraft,
+    /// Nobody answered in time.
+    TimedOut,
+    /// Handed to the chief after the redraft bound.
+    Fallback,
+}
+
+impl RouteState {
+    /// The stored (and muster) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteState::Relayed => "relayed",
+            RouteState::SendFailed => "send_failed",
+            RouteState::Redraft => "redraft",
+            RouteState::TimedOut => "timed_out",
+            RouteState::Fallback => "fallback",
+        }
+    }
+}
+
+impl FromStr for RouteState {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        [
+            RouteState::Relayed,
+            RouteState::SendFailed,
+            RouteState::Redraft,
+            RouteState::TimedOut,
+            RouteState::Fallback,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == s)
+        .ok_or_else(|| Error::Corrupt(format!("unknown route state {s:?}")))
+    }
+}
+
+/// How many times muster hands a message back for a redraft before it goes to the chief.
+pub const MAX_ROUTE_REDRAFTS: u32 = 2;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approving_an_item_awaiting_its_check_is_refused_but_rejecting_is_allowed() {
+        let refused = ItemState::AwaitingCheck.apply(ItemEvent::Decided(DecisionKind::Approve));
+        assert!(refused.is_err());
+        assert_eq!(
+            ItemState::AwaitingCheck
+                .apply(ItemEvent::Decided(DecisionKind::Reject))
+                .unwrap(),
+            ItemState::Queued
+        );
+    }
+
+    #[test]
+    fn a_sent_item_cannot_be_decided_again() {
+        for kind in [DecisionKind::Approve, DecisionKind::Reject] {
+            assert!(ItemState::Sent.apply(ItemEvent::Decided(kind)).is_err());
+            assert!(ItemState::Gone.apply(ItemEvent::Decided(kind)).is_err());
+            assert!(ItemState::Queued.apply(ItemEvent::Decided(kind)).is_err());
+        }
+    }
+
+    #[test]
+    fn undo_returns_the_item_to_where_it_was() {
+        assert_eq!(
+            ItemState::Queued
+                .apply(ItemEvent::Undone {
+                    awaiting_check: false
+                })
+                .unwrap(),
+            ItemState::Pending
+        );
+        assert_eq!(
+            ItemState::Queued
+                .apply(ItemEvent::Undone {
+                    awaiting_check: true
+                })
+                .unwrap(),
+            ItemState::AwaitingCheck
+        );
+        assert!(ItemState::Sending
+            .apply(ItemEvent::Undone {
+                awaiting_check: false
+            })
+            .is_err());
+    }
+
+    #[test]
+    fn a_conflict_can_be_decided_again_after_review() {
+        let state = ItemState::Sending.apply(ItemEvent::Conflicted).unwrap();
+        assert_eq!(state, ItemState::Conflict);
+        assert_eq!(
+            state
+                .apply(ItemEvent::Decided(DecisionKind::Approve))
+                .unwrap(),
+            ItemState::Queued
+        );
+    }
+
+    #[test]
+    fn only_a_dispatch_in_flight_can_be_delivered() {
+        assert!(ItemState::Pending.apply(ItemEvent::Delivered).is_err());
+        assert!(ItemState::Queued.apply(ItemEvent::Delivered).is_err());
+        assert_eq!(
+            ItemState::Sending.apply(ItemEvent::Delivered).unwrap(),
+            ItemState::Sent
+        );
+    }
+
+    #[test]
+    fn a_sync_does_not_undo_a_local_decision_but_takes_a_final_answer() {
+        assert_eq!(
+            ItemState::Queued.merge_observed(ItemState::Pending),
+            ItemState::Queued
+        );
+        assert_eq!(
+            ItemState::Sending.merge_observed(ItemState::Pending),
+            ItemState::Sending
+        );
+        assert_eq!(
+            ItemState::Sending.merge_observed(ItemState::SendFailed),
+            ItemState::SendFailed
+        );
+        assert_eq!(
+            ItemState::Sent.merge_observed(ItemState::Pending),
+            ItemState::Sent
+        );
+        assert_eq!(
+            ItemState::Pending.merge_observed(ItemState::AwaitingCheck),
+            ItemState::AwaitingCheck
+        );
+    }
+
+    #[test]
+    fn decision_states_refuse_moves_out_of_final_states() {
+        assert!(DecisionState::Done.claim().is_err());
+        assert!(DecisionState::Dispatching.cancel().is_err());
+        assert!(DecisionState::Cancelled
+            .finish(&DispatchOutcome::Done)
+            .is_err());
+        assert_eq!(
+            DecisionState::Dispatching
+                .finish(&DispatchOutcome::Retry("offline".into()))
+                .unwrap(),
+            DecisionState::Queued
+        );
+        assert_eq!(
+            DecisionState::Uncertain
+                .finish(&DispatchOutcome::Done)
+                .unwrap(),
+            DecisionState::Done
+        );
+    }
+
+    #[test]
+    fn every_state_name_round_trips() {
+        for state in ItemState::ALL {
+            assert_eq!(state.as_str().parse::<ItemState>().unwrap(), state);
+        }
+        for state in DecisionState::ALL {
+            assert_eq!(state.as_str().parse::<DecisionState>().unwrap(), state);
+        }
+        assert!("bogus".parse::<ItemState>().is_err());
+    }
+}

@@ -1,0 +1,70 @@
+//! The one error type of countersign-core.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the core, phrased for the person who will read it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The mirror file exists but is not a SQLite database (or is damaged). It is left untouched.
+    #[error(
+        "cannot open the mirror at {path}: the file is not a Countersign database or is damaged \
+         ({detail}); it was left as it is — move it aside to start a fresh mirror"
+    )]
+    CorruptMirror {
+        /// The file that was refused.
+        path: PathBuf,
+        /// What SQLite said.
+        detail: String,
+    },
+    /// The data directory cannot be created or read.
+    #[error("cannot use the data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A migration failed.
+    #[error("cannot bring the mirror at {path} up to date: {detail}")]
+    Migrate {
+        /// The mirror file.
+        path: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
+    /// Any other database failure.
+    #[error("cannot read or write the mirror: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A value in the mirror does not parse (a state name, a timestamp...).
+    #[error("cannot understand the mirror: {0}")]
+    Corrupt(String),
+    /// No such item, account, decision...
+    #[error("cannot find {what} {id}")]
+    NotFound {
+        /// The kind of thing.
+        what: &'static str,
+        /// Its id as the user typed it.
+        id: String,
+    },
+    /// An item or decision cannot move the way it was asked to.
+    #[error("cannot {action}: {why}")]
+    Refused {
+        /// What was asked, e.g. "approve item 12".
+        action: String,
+        /// A sentence for the owner.
+        why: String,
+    },
+}
+
+/// The core's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Build a [`Error::Refused`].
+    pub fn refused(action: impl Into<String>, why: impl Into<String>) -> Self {
+        Error::Refused {
+            action: action.into(),
+            why: why.into(),
+        }
+    }
+}

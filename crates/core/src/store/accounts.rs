@@ -1,0 +1,197 @@
+//! Accounts: Gmail mailboxes and muster instances, several of each.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::{format_time, parse_enum, parse_time, Store};
+use crate::domain::Source;
+use crate::error::{Error, Result};
+
+/// Where an account's secret (OAuth tokens, muster password) is kept. Never the secret itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecretStorage {
+    /// The OS keyring (Secret Service, Keychain, Credential Manager).
+    Keyring,
+    /// A 0600 file in the data directory, only where no keyring exists.
+    File,
+    /// Nothing stored.
+    None,
+}
+
+impl SecretStorage {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SecretStorage::Keyring => "keyring",
+            SecretStorage::File => "file",
+            SecretStorage::None => "none",
+        }
+    }
+}
+
+impl std::str::FromStr for SecretStorage {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "keyring" => Ok(SecretStorage::Keyring),
+            "file" => Ok(SecretStorage::File),
+            "none" => Ok(SecretStorage::None),
+            other => Err(Error::Corrupt(format!("unknown secret storage {other:?}"))),
+        }
+    }
+}
+
+/// A connected account.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Account {
+    /// Stable id, e.g. `gmail-3f2a91c0`.
+    pub id: String,
+    /// Gmail or muster.
+    pub kind: Source,
+    /// What the owner calls it.
+    pub label: String,
+    /// The mailbox address (Gmail) or instance URL (muster).
+    pub address: String,
+    /// The API base URL the clients talk to.
+    pub api_base: String,
+    /// OAuth scopes Google reported as granted (Gmail only).
+    pub granted_scopes: Vec<String>,
+    /// Where the secret lives.
+    pub secret_storage: SecretStorage,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+}
+
+/// What is needed to add an account.
+#[derive(Clone, Debug)]
+pub struct NewAccount {
+    /// Gmail or muster.
+    pub kind: Source,
+    /// What the owner calls it.
+    pub label: String,
+    /// The mailbox address or instance URL.
+    pub address: String,
+    /// The API base URL.
+    pub api_base: String,
+    /// Granted scopes (Gmail).
+    pub granted_scopes: Vec<String>,
+    /// Where the secret lives.
+    pub secret_storage: SecretStorage,
+}
+
+impl Store {
+    /// Add an account, or update the one with the same kind and address (reconnecting).
+    pub async fn add_account(&self, new: NewAccount) -> Result<Account> {
+        let id = format!(
+            "{}-{}",
+            new.kind.as_str(),
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
+        let scopes = serde_json::to_string(&new.granted_scopes)
+            .map_err(|e| Error::Corrupt(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO accounts (id, kind, label, address, api_base, granted_scopes, secret_storage, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (kind, address) DO UPDATE SET
+               label = excluded.label, api_base = excluded.api_base,
+               granted_scopes = excluded.granted_scopes, secret_storage = excluded.secret_storage",
+        )
+        .bind(&id)
+        .bind(new.kind.as_str())
+        .bind(&new.label)
+        .bind(&new.address)
+        .bind(&new.api_base)
+        .bind(scopes)
+        .bind(new.secret_storage.as_str())
+        .bind(format_time(Utc::now()))
+        .execute(self.pool())
+        .await?;
+        let row = sqlx::query("SELECT * FROM accounts WHERE kind = ? AND address = ?")
+            .bind(new.kind.as_str())
+            .bind(&new.address)
+            .fetch_one(self.pool())
+            .await?;
+        account_from_row(&row)
+    }
+
+    /// Every account, oldest first.
+    pub async fn list_accounts(&self) -> Result<Vec<Account>> {
+        let rows = sqlx::query("SELECT * FROM accounts ORDER BY created_at, id")
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(account_from_row).collect()
+    }
+
+    /// One account.
+    pub async fn get_account(&self, id: &str) -> Result<Account> {
+        let row = sqlx::query("SELECT * FROM accounts WHERE id = ?")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: "account",
+                id: id.to_string(),
+            })?;
+        account_from_row(&row)
+    }
+
+    /// Record what Google says was granted, and where the tokens are.
+    pub async fn set_account_grant(
+        &self,
+        id: &str,
+        granted_scopes: &[String],
+        secret_storage: SecretStorage,
+    ) -> Result<()> {
+        let scopes =
+            serde_json::to_string(granted_scopes).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let done =
+            sqlx::query("UPDATE accounts SET granted_scopes = ?, secret_storage = ? WHERE id = ?")
+                .bind(scopes)
+                .bind(secret_storage.as_str())
+                .bind(id)
+                .execute(self.pool())
+                .await?;
+        if done.rows_affected() == 0 {
+            return Err(Error::NotFound {
+                what: "account",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Remove an account and everything mirrored for it. The audit log keeps its rows (their
+    /// item link becomes empty): what was decided stays on record.
+    pub async fn remove_account(&self, id: &str) -> Result<()> {
+        let done = sqlx::query("DELETE FROM accounts WHERE id = ?")
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(Error::NotFound {
+                what: "account",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn account_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Account> {
+    let scopes: String = row.try_get("granted_scopes")?;
+    Ok(Account {
+        id: row.try_get("id")?,
+        kind: parse_enum(row.try_get::<&str, _>("kind")?)?,
+        label: row.try_get("label")?,
+        address: row.try_get("address")?,
+        api_base: row.try_get("api_base")?,
+        granted_scopes: serde_json::from_str(&scopes)
+            .map_err(|e| Error::Corrupt(format!("bad granted scopes: {e}")))?,
+        secret_storage: parse_enum(row.try_get::<&str, _>("secret_storage")?)?,
+        created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
+    })
+}

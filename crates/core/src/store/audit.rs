@@ -1,0 +1,120 @@
+//! The audit log: append-only (triggers in the schema refuse updates and deletes), so it can
+//! say exactly who decided what, on which version digest, when, with which outcome.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::{format_time, parse_time, Store};
+use crate::error::Result;
+
+/// One line of the audit log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// Row id.
+    pub id: i64,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Who: "owner via cli", "owner via desktop", "dispatcher", "sync".
+    pub actor: String,
+    /// The item (None once its account was removed).
+    pub item_id: Option<i64>,
+    /// The decision it is about.
+    pub decision_id: Option<i64>,
+    /// What happened: approve, reject, undo, "approve dispatched"...
+    pub action: String,
+    /// The version it was about.
+    pub version: Option<String>,
+    /// sha256 of that version's bytes.
+    pub digest: Option<String>,
+    /// The outcome.
+    pub outcome: Option<String>,
+    /// Reason or the service's words.
+    pub detail: Option<String>,
+}
+
+/// An audit line to append.
+#[derive(Clone, Debug, Default)]
+pub struct NewAuditEntry {
+    /// Who.
+    pub actor: String,
+    /// The item.
+    pub item_id: Option<i64>,
+    /// The decision.
+    pub decision_id: Option<i64>,
+    /// What happened.
+    pub action: String,
+    /// The version.
+    pub version: Option<String>,
+    /// Its digest.
+    pub digest: Option<String>,
+    /// The outcome.
+    pub outcome: Option<String>,
+    /// Details.
+    pub detail: Option<String>,
+}
+
+impl Store {
+    /// Append one line.
+    pub async fn append_audit(&self, entry: &NewAuditEntry) -> Result<i64> {
+        let mut tx = self.write_tx().await?;
+        let id = append_audit_in(&mut tx, entry).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// The audit trail of one item, oldest first.
+    pub async fn audit_for_item(&self, item_id: i64) -> Result<Vec<AuditEntry>> {
+        let rows = sqlx::query("SELECT * FROM audit_log WHERE item_id = ? ORDER BY id")
+            .bind(item_id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(entry_from_row).collect()
+    }
+
+    /// The whole log, oldest first.
+    pub async fn audit_log(&self) -> Result<Vec<AuditEntry>> {
+        let rows = sqlx::query("SELECT * FROM audit_log ORDER BY id")
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(entry_from_row).collect()
+    }
+}
+
+pub(crate) async fn append_audit_in(
+    tx: &mut sqlx::SqliteConnection,
+    entry: &NewAuditEntry,
+) -> Result<i64> {
+    let id = sqlx::query_scalar(
+        "INSERT INTO audit_log (at, actor, item_id, decision_id, action, version, digest, outcome, detail)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(format_time(Utc::now()))
+    .bind(&entry.actor)
+    .bind(entry.item_id)
+    .bind(entry.decision_id)
+    .bind(&entry.action)
+    .bind(&entry.version)
+    .bind(&entry.digest)
+    .bind(&entry.outcome)
+    .bind(&entry.detail)
+    .fetch_one(&mut *tx)
+    .await?;
+    Ok(id)
+}
+
+fn entry_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<AuditEntry> {
+    Ok(AuditEntry {
+        id: row.try_get("id")?,
+        at: parse_time(row.try_get::<&str, _>("at")?)?,
+        actor: row.try_get("actor")?,
+        item_id: row.try_get("item_id")?,
+        decision_id: row.try_get("decision_id")?,
+        action: row.try_get("action")?,
+        version: row.try_get("version")?,
+        digest: row.try_get("digest")?,
+        outcome: row.try_get("outcome")?,
+        detail: row.try_get("detail")?,
+    })
+}

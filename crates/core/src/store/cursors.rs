@@ -1,0 +1,98 @@
+//! Per-account sync cursors: Gmail's history id, the last sync, and whether the service
+//! answered.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::{format_time, parse_opt_time, Store};
+use crate::error::Result;
+
+/// Where an account's sync stands.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncCursor {
+    /// The account.
+    pub account_id: String,
+    /// Gmail's history id after the last sync.
+    pub history_id: Option<String>,
+    /// Last sync that worked.
+    pub last_sync_at: Option<DateTime<Utc>>,
+    /// Last full sync.
+    pub last_full_at: Option<DateTime<Utc>>,
+    /// What went wrong last time, if the last sync failed.
+    pub last_error: Option<String>,
+    /// Whether the service answered last time.
+    pub online: bool,
+}
+
+impl Store {
+    /// The cursor of an account (an empty one if it never synced).
+    pub async fn sync_cursor(&self, account_id: &str) -> Result<SyncCursor> {
+        let row = sqlx::query("SELECT * FROM sync_cursors WHERE account_id = ?")
+            .bind(account_id)
+            .fetch_optional(self.pool())
+            .await?;
+        let Some(row) = row else {
+            return Ok(SyncCursor {
+                account_id: account_id.to_string(),
+                online: true,
+                ..SyncCursor::default()
+            });
+        };
+        Ok(SyncCursor {
+            account_id: row.try_get("account_id")?,
+            history_id: row.try_get("history_id")?,
+            last_sync_at: parse_opt_time(row.try_get("last_sync_at")?)?,
+            last_full_at: parse_opt_time(row.try_get("last_full_at")?)?,
+            last_error: row.try_get("last_error")?,
+            online: row.try_get("online")?,
+        })
+    }
+
+    /// Record a sync that worked.
+    pub async fn record_sync_success(
+        &self,
+        account_id: &str,
+        history_id: Option<&str>,
+        full: bool,
+    ) -> Result<()> {
+        let now = format_time(Utc::now());
+        sqlx::query(
+            "INSERT INTO sync_cursors (account_id, history_id, last_sync_at, last_full_at, last_error, online)
+             VALUES (?, ?, ?, ?, NULL, 1)
+             ON CONFLICT (account_id) DO UPDATE SET
+                history_id = COALESCE(excluded.history_id, history_id),
+                last_sync_at = excluded.last_sync_at,
+                last_full_at = COALESCE(excluded.last_full_at, last_full_at),
+                last_error = NULL, online = 1",
+        )
+        .bind(account_id)
+        .bind(history_id)
+        .bind(&now)
+        .bind(full.then(|| now.clone()))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Record a sync that failed, and whether the service could be reached at all.
+    pub async fn record_sync_failure(
+        &self,
+        account_id: &str,
+        error: &str,
+        online: bool,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO sync_cursors (account_id, last_error, online) VALUES (?, ?, ?)
+             ON CONFLICT (account_id) DO UPDATE SET last_error = excluded.last_error,
+                online = excluded.online",
+        )
+        .bind(account_id)
+        .bind(error)
+        .bind(online)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,408 @@
+//! The decision outbox: decisions are written here, with the audit row, before anything goes on
+//! the wire; a dispatcher claims them one at a time in a write transaction.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::audit::{append_audit_in, NewAuditEntry};
+use super::items::apply_item_event_in;
+use super::{format_time, parse_enum, parse_opt_time, parse_time, Store};
+use crate::domain::{DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState};
+use crate::error::{Error, Result};
+
+/// A decision in the outbox.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    /// Row id.
+    pub id: i64,
+    /// The item decided on.
+    pub item_id: i64,
+    /// Approve or reject.
+    pub kind: DecisionKind,
+    /// The owner's reason (reject), or note.
+    pub reason: Option<String>,
+    /// The version the owner reviewed.
+    pub version: String,
+    /// sha256 of the reviewed bytes.
+    pub digest: String,
+    /// Where it is.
+    pub state: DecisionState,
+    /// When the owner decided.
+    pub created_at: DateTime<Utc>,
+    /// End of the undo window.
+    pub due_at: DateTime<Utc>,
+    /// Dispatch attempts so far.
+    pub attempts: u32,
+    /// Not before this time (backoff after a retryable failure).
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// Which dispatcher holds it.
+    pub claimed_by: Option<String>,
+    /// The `Message-ID` the send carries, so it can be found in SENT again.
+    pub rfc822_message_id: Option<String>,
+    /// The last word from the service.
+    pub outcome_detail: Option<String>,
+    /// When it reached a final state.
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// A decision to write.
+#[derive(Clone, Debug)]
+pub struct NewDecision {
+    /// The item.
+    pub item_id: i64,
+    /// Approve or reject.
+    pub kind: DecisionKind,
+    /// Reason (required for reject by the caller's rules).
+    pub reason: Option<String>,
+    /// The version the owner reviewed.
+    pub version: String,
+    /// sha256 of the reviewed bytes.
+    pub digest: String,
+    /// How long the owner can undo.
+    pub undo_window: Duration,
+    /// Who decided (e.g. "owner via cli").
+    pub actor: String,
+}
+
+/// Which decisions to list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DecisionFilter {
+    /// Queued, dispatching or uncertain.
+    #[default]
+    Live,
+    /// Everything.
+    All,
+}
+
+impl Store {
+    /// Write a decision and its audit row in one transaction, after checking that the item can
+    /// be decided and that the owner reviewed its current version.
+    pub async fn enqueue_decision(&self, new: NewDecision) -> Result<Decision> {
+        let action = format!("{} item {}", new.kind.as_str(), new.item_id);
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query("SELECT state, version FROM review_items WHERE id = ?")
+            .bind(new.item_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: "item",
+                id: new.item_id.to_string(),
+            })?;
+        let state: ItemState = parse_enum(row.try_get::<&str, _>("state")?)?;
+        let current_version: String = row.try_get("version")?;
+        state
+            .check_decidable(new.kind)
+            .map_err(|why| Error::refused(&action, why))?;
+        if current_version != new.version {
+            return Err(Error::refused(
+                &action,
+                "it changed since you reviewed it; look at the new version first",
+            ));
+        }
+        let digest: Option<String> = sqlx::query_scalar(
+            "SELECT sha256 FROM draft_versions WHERE item_id = ? AND version = ?",
+        )
+        .bind(new.item_id)
+        .bind(&new.version)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if digest.as_deref() != Some(new.digest.as_str()) {
+            return Err(Error::refused(
+                &action,
+                "what you reviewed is not the version in the mirror; look at it again",
+            ));
+        }
+        let now = Utc::now();
+        let due = now + new.undo_window;
+        let row = sqlx::query(
+            "INSERT INTO decisions (item_id, kind, reason, version, digest, state, created_at, due_at)
+             VALUES (?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING *",
+        )
+        .bind(new.item_id)
+        .bind(new.kind.as_str())
+        .bind(&new.reason)
+        .bind(&new.version)
+        .bind(&new.digest)
+        .bind(format_time(now))
+        .bind(format_time(due))
+        .fetch_one(&mut *tx)
+        .await?;
+        let decision = decision_from_row(&row)?;
+        apply_item_event_in(&mut tx, new.item_id, ItemEvent::Decided(new.kind), None).await?;
+        append_audit_in(
+            &mut tx,
+            &NewAuditEntry {
+                actor: new.actor.clone(),
+                item_id: Some(new.item_id),
+                decision_id: Some(decision.id),
+                action: new.kind.as_str().to_string(),
+                version: Some(new.version.clone()),
+                digest: Some(new.digest.clone()),
+                outcome: Some("queued".into()),
+                detail: new.reason.clone(),
+            },
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(decision)
+    }
+
+    /// Undo the live decision of an item, if its window is still open at `now`.
+    pub async fn cancel_decision(
+        &self,
+        item_id: i64,
+        now: DateTime<Utc>,
+        actor: &str,
+    ) -> Result<Decision> {
+        let action = format!("undo the decision on item {item_id}");
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query(
+            "SELECT * FROM decisions WHERE item_id = ? AND state IN ('queued', 'dispatching', 'uncertain')",
+        )
+        .bind(item_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            return Err(Error::refused(action, "there is no decision waiting on it"));
+        };
+        let decision = decision_from_row(&row)?;
+        if decision.state != DecisionState::Queued {
+            return Err(Error::refused(
+                action,
+                "it is already being sent; it is too late to take it back",
+            ));
+        }
+        if decision.due_at <= now {
+            return Err(Error::refused(
+                action,
+                format!(
+                    "the undo window closed at {}; it is too late to take it back",
+                    format_time(decision.due_at)
+                ),
+            ));
+        }
+        let state = decision.state.cancel()?;
+        sqlx::query("UPDATE decisions SET state = ?, finished_at = ? WHERE id = ?")
+            .bind(state.as_str())
+            .bind(format_time(now))
+            .bind(decision.id)
+            .execute(&mut *tx)
+            .await?;
+        let check_state: Option<String> =
+            sqlx::query_scalar("SELECT check_state FROM review_items WHERE id = ?")
+                .bind(item_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        let awaiting_check = check_state.as_deref() == Some("awaiting");
+        apply_item_event_in(&mut tx, item_id, ItemEvent::Undone { awaiting_check }, None).await?;
+        append_audit_in(
+            &mut tx,
+            &NewAuditEntry {
+                actor: actor.to_string(),
+                item_id: Some(item_id),
+                decision_id: Some(decision.id),
+                action: "undo".into(),
+                version: Some(decision.version.clone()),
+                digest: Some(decision.digest.clone()),
+                outcome: Some("cancelled".into()),
+                detail: None,
+            },
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Decision { state, ..decision })
+    }
+
+    /// Claim the oldest decision that is due at `now`, in one write transaction: no two
+    /// dispatchers (in this process or another) can claim the same one.
+    pub async fn claim_next_due(
+        &self,
+        now: DateTime<Utc>,
+        claimant: &str,
+    ) -> Result<Option<Decision>> {
+        let now_text = format_time(now);
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query(
+            "SELECT * FROM decisions
+              WHERE state = 'queued' AND due_at <= ?
+                AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
+              ORDER BY id LIMIT 1",
+        )
+        .bind(&now_text)
+        .bind(&now_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let decision = decision_from_row(&row)?;
+        let state = decision.state.claim()?;
+        sqlx::query(
+            "UPDATE decisions SET state = ?, claimed_by = ?, claimed_at = ?, attempts = attempts + 1
+             WHERE id = ? AND state = 'queued'",
+        )
+        .bind(state.as_str())
+        .bind(claimant)
+        .bind(&now_text)
+        .bind(decision.id)
+        .execute(&mut *tx)
+        .await?;
+        apply_item_event_in(&mut tx, decision.item_id, ItemEvent::DispatchStarted, None).await?;
+        tx.commit().await?;
+        self.get_decision(decision.id).await.map(Some)
+    }
+
+    /// Record how a dispatch (or a reconciliation) ended: the decision's new state, the item's
+    /// event, and the audit row, in one transaction.
+    pub async fn finish_decision(
+        &self,
+        decision_id: i64,
+        outcome: &DispatchOutcome,
+        item_event: Option<ItemEvent>,
+        retry_at: Option<DateTime<Utc>>,
+    ) -> Result<Decision> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query("SELECT * FROM decisions WHERE id = ?")
+            .bind(decision_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: "decision",
+                id: decision_id.to_string(),
+            })?;
+        let decision = decision_from_row(&row)?;
+        let state = decision.state.finish(outcome)?;
+        let detail = match outcome {
+            DispatchOutcome::Done => None,
+            DispatchOutcome::Conflict(d)
+            | DispatchOutcome::Failed(d)
+            | DispatchOutcome::Uncertain(d)
+            | DispatchOutcome::Retry(d) => Some(d.clone()),
+        };
+        let now = format_time(Utc::now());
+        let finished = state.is_final().then(|| now.clone());
+        sqlx::query(
+            "UPDATE decisions SET state = ?, outcome_detail = ?, finished_at = ?,
+                next_attempt_at = ?, claimed_by = CASE WHEN ? = 'queued' THEN NULL ELSE claimed_by END
+             WHERE id = ?",
+        )
+        .bind(state.as_str())
+        .bind(&detail)
+        .bind(&finished)
+        .bind(retry_at.map(format_time))
+        .bind(state.as_str())
+        .bind(decision_id)
+        .execute(&mut *tx)
+        .await?;
+        if let Some(event) = item_event {
+            apply_item_event_in(&mut tx, decision.item_id, event, detail.as_deref()).await?;
+        }
+        append_audit_in(
+            &mut tx,
+            &NewAuditEntry {
+                actor: "dispatcher".into(),
+                item_id: Some(decision.item_id),
+                decision_id: Some(decision_id),
+                action: format!("{} dispatched", decision.kind.as_str()),
+                version: Some(decision.version.clone()),
+                digest: Some(decision.digest.clone()),
+                outcome: Some(state.as_str().to_string()),
+                detail: detail.clone(),
+            },
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Decision {
+            state,
+            outcome_detail: detail,
+            ..decision
+        })
+    }
+
+    /// Remember the `Message-ID` a send will carry, before it is sent.
+    pub async fn set_decision_message_id(&self, decision_id: i64, message_id: &str) -> Result<()> {
+        sqlx::query("UPDATE decisions SET rfc822_message_id = ? WHERE id = ?")
+            .bind(message_id)
+            .bind(decision_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Put decisions left `dispatching` by a process that died into `uncertain`: their outcome
+    /// is unknown, so they are reconciled, never resent blindly.
+    pub async fn mark_abandoned_dispatches_uncertain(&self) -> Result<u64> {
+        let done = sqlx::query(
+            "UPDATE decisions SET state = 'uncertain',
+                outcome_detail = 'the app stopped while this was being sent'
+             WHERE state = 'dispatching'",
+        )
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Decisions whose outcome is unknown, oldest first.
+    pub async fn uncertain_decisions(&self) -> Result<Vec<Decision>> {
+        let rows = sqlx::query("SELECT * FROM decisions WHERE state = 'uncertain' ORDER BY id")
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(decision_from_row).collect()
+    }
+
+    /// One decision.
+    pub async fn get_decision(&self, id: i64) -> Result<Decision> {
+        let row = sqlx::query("SELECT * FROM decisions WHERE id = ?")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: "decision",
+                id: id.to_string(),
+            })?;
+        decision_from_row(&row)
+    }
+
+    /// The outbox, oldest first.
+    pub async fn list_decisions(&self, filter: DecisionFilter) -> Result<Vec<Decision>> {
+        let sql = match filter {
+            DecisionFilter::Live => {
+                "SELECT * FROM decisions WHERE state IN ('queued', 'dispatching', 'uncertain') ORDER BY id"
+            }
+            DecisionFilter::All => "SELECT * FROM decisions ORDER BY id",
+        };
+        let rows = sqlx::query(sql).fetch_all(self.pool()).await?;
+        rows.iter().map(decision_from_row).collect()
+    }
+
+    /// Every decision made on an item, oldest first.
+    pub async fn decisions_for_item(&self, item_id: i64) -> Result<Vec<Decision>> {
+        let rows = sqlx::query("SELECT * FROM decisions WHERE item_id = ? ORDER BY id")
+            .bind(item_id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(decision_from_row).collect()
+    }
+}
+
+pub(crate) fn decision_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Decision> {
+    Ok(Decision {
+        id: row.try_get("id")?,
+        item_id: row.try_get("item_id")?,
+        kind: parse_enum(row.try_get::<&str, _>("kind")?)?,
+        reason: row.try_get("reason")?,
+        version: row.try_get("version")?,
+        digest: row.try_get("digest")?,
+        state: parse_enum(row.try_get::<&str, _>("state")?)?,
+        created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
+        due_at: parse_time(row.try_get::<&str, _>("due_at")?)?,
+        attempts: row.try_get::<i64, _>("attempts")? as u32,
+        next_attempt_at: parse_opt_time(row.try_get("next_attempt_at")?)?,
+        claimed_by: row.try_get("claimed_by")?,
+        rfc822_message_id: row.try_get("rfc822_message_id")?,
+        outcome_detail: row.try_get("outcome_detail")?,
+        finished_at: parse_opt_time(row.try_get("finished_at")?)?,
+    })
+}

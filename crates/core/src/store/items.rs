@@ -1,0 +1,605 @@
+//! Review items, every version of them ever seen, and their attachments' metadata.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+use super::{format_time, parse_enum, parse_time, Store};
+use crate::domain::{DecisionKind, DecisionState, ItemEvent, ItemState, Source};
+use crate::error::{Error, Result};
+
+/// The bytes of one version: the raw RFC 5322 message (Gmail) or the reply text (muster).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DraftContent {
+    /// Raw RFC 5322 bytes.
+    Raw(Vec<u8>),
+    /// Plain reply text.
+    Text(String),
+}
+
+impl DraftContent {
+    /// The bytes the digest is computed over.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            DraftContent::Raw(raw) => raw,
+            DraftContent::Text(text) => text.as_bytes(),
+        }
+    }
+
+    /// Hex sha256 of the bytes: what a decision records as "what the owner saw".
+    pub fn digest(&self) -> String {
+        hex::encode(Sha256::digest(self.bytes()))
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            DraftContent::Raw(_) => "raw",
+            DraftContent::Text(_) => "text",
+        }
+    }
+}
+
+/// Metadata of one attachment of one version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentMeta {
+    /// Its file name, when it has one.
+    pub file_name: Option<String>,
+    /// Declared content type.
+    pub content_type: String,
+    /// Decoded size in bytes.
+    pub size: u64,
+    /// Hex sha256 of the decoded bytes.
+    pub sha256: String,
+    /// Shown inline rather than attached.
+    pub inline: bool,
+    /// `Content-ID`, for `cid:` references.
+    pub content_id: Option<String>,
+}
+
+/// Fields only muster items have.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MusterFields {
+    /// The route the reply was written on.
+    pub route_id: Option<String>,
+    /// The plugin that will send it.
+    pub plugin: Option<String>,
+    /// The session that wrote it.
+    pub session: Option<String>,
+    /// muster's message id (the message answered).
+    pub message_ref: Option<String>,
+    /// `none`, `awaiting`, `sendable` or `refused`.
+    pub check_state: Option<String>,
+    /// The plugin's words about its check.
+    pub check_detail: Option<String>,
+    /// The draft this one redrafts.
+    pub redraft_of: Option<String>,
+    /// 0 for a first draft, 1 and 2 for redrafts.
+    pub redraft_number: u32,
+}
+
+/// A draft as a sync saw it at the service.
+#[derive(Clone, Debug)]
+pub struct ObservedDraft {
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Gmail or muster.
+    pub source: Source,
+    /// Gmail draft id or muster draft id.
+    pub external_id: String,
+    /// Gmail message id, or muster `updatedAt`.
+    pub version: String,
+    /// Its bytes.
+    pub content: DraftContent,
+    /// What the service says its state is.
+    pub observed_state: ItemState,
+    /// Gmail thread id.
+    pub thread_id: Option<String>,
+    /// Subject line (muster: the subject of what it answers).
+    pub subject: String,
+    /// Sender as shown.
+    pub from_addr: String,
+    /// Recipients as shown, comma separated.
+    pub recipients: String,
+    /// The first words.
+    pub snippet: String,
+    /// muster-only fields.
+    pub muster: MusterFields,
+    /// JSON of the message it answers.
+    pub answers_json: Option<String>,
+    /// The service's reason for a refusal, when there is one.
+    pub state_reason: Option<String>,
+    /// Attachments of this version.
+    pub attachments: Vec<AttachmentMeta>,
+}
+
+/// What [`Store::record_draft`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordOutcome {
+    /// The item's id in the mirror.
+    pub item_id: i64,
+    /// The item was new.
+    pub created: bool,
+    /// A version not seen before was stored.
+    pub new_version: bool,
+    /// The state before (None when created).
+    pub previous_state: Option<ItemState>,
+    /// The state now.
+    pub state: ItemState,
+}
+
+/// The live decision of an item, as the queue shows it ("sending in 7 s").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveDecision {
+    /// Decision id.
+    pub id: i64,
+    /// Approve or reject.
+    pub kind: DecisionKind,
+    /// Queued, dispatching or uncertain.
+    pub state: DecisionState,
+    /// End of the undo window.
+    pub due_at: DateTime<Utc>,
+    /// The last thing that went wrong, e.g. "offline".
+    pub detail: Option<String>,
+}
+
+/// One line of the queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemSummary {
+    /// Mirror id (what `countersign show ID` takes).
+    pub id: i64,
+    /// Account id.
+    pub account_id: String,
+    /// Gmail or muster.
+    pub source: Source,
+    /// Gmail draft id / muster draft id.
+    pub external_id: String,
+    /// State.
+    pub state: ItemState,
+    /// Current version.
+    pub version: String,
+    /// Subject.
+    pub subject: String,
+    /// From.
+    pub from: String,
+    /// Recipients.
+    pub recipients: String,
+    /// First words.
+    pub snippet: String,
+    /// Why it failed or conflicts.
+    pub state_reason: Option<String>,
+    /// muster check state.
+    pub check_state: Option<String>,
+    /// muster redraft number.
+    pub redraft_number: u32,
+    /// The decision on its way, if any.
+    pub decision: Option<LiveDecision>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A whole item.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Item {
+    /// The queue line.
+    #[serde(flatten)]
+    pub summary: ItemSummary,
+    /// Gmail thread id.
+    pub thread_id: Option<String>,
+    /// muster fields.
+    pub muster: MusterFields,
+    /// JSON of the message it answers.
+    pub answers_json: Option<String>,
+    /// First seen.
+    pub created_at: DateTime<Utc>,
+}
+
+/// One version of an item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DraftVersion {
+    /// Row id.
+    pub id: i64,
+    /// The item.
+    pub item_id: i64,
+    /// Gmail message id / muster updatedAt.
+    pub version: String,
+    /// The bytes.
+    pub content: DraftContent,
+    /// Hex sha256 of the bytes.
+    pub sha256: String,
+    /// When Countersign first saw it.
+    pub first_seen_at: DateTime<Utc>,
+}
+
+/// Which items to list.
+#[derive(Clone, Debug, Default)]
+pub struct ItemFilter {
+    /// Only these states (empty: all).
+    pub states: Vec<ItemState>,
+    /// Only this account.
+    pub account_id: Option<String>,
+    /// Only this source.
+    pub source: Option<Source>,
+}
+
+const SUMMARY_SELECT: &str = "SELECT i.*, d.id AS d_id, d.kind AS d_kind, d.state AS d_state,
+       d.due_at AS d_due_at, d.outcome_detail AS d_detail
+  FROM review_items i
+  LEFT JOIN decisions d ON d.item_id = i.id AND d.state IN ('queued', 'dispatching', 'uncertain')";
+
+impl Store {
+    /// Record what a sync saw: create the item or update it, storing the version if it is new
+    /// (every version ever seen is kept), in one transaction.
+    pub async fn record_draft(&self, draft: &ObservedDraft) -> Result<RecordOutcome> {
+        let now = format_time(Utc::now());
+        let mut tx = self.write_tx().await?;
+        let existing = sqlx::query(
+            "SELECT id, state FROM review_items WHERE account_id = ? AND external_id = ?",
+        )
+        .bind(&draft.account_id)
+        .bind(&draft.external_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (item_id, created, previous_state, state) = match existing {
+            Some(row) => {
+                let id: i64 = row.try_get("id")?;
+                let previous: ItemState = parse_enum(row.try_get::<&str, _>("state")?)?;
+                let state = previous.merge_observed(draft.observed_state);
+                sqlx::query(
+                    "UPDATE review_items SET state = ?, version = ?, thread_id = ?, subject = ?,
+                        from_addr = ?, recipients = ?, snippet = ?, route_id = ?, plugin = ?,
+                        session = ?, message_ref = ?, check_state = ?, check_detail = ?,
+                        redraft_of = ?, redraft_number = ?, answers_json = ?,
+                        state_reason = COALESCE(?, state_reason), updated_at = ?
+                     WHERE id = ?",
+                )
+                .bind(state.as_str())
+                .bind(&draft.version)
+                .bind(&draft.thread_id)
+                .bind(&draft.subject)
+                .bind(&draft.from_addr)
+                .bind(&draft.recipients)
+                .bind(&draft.snippet)
+                .bind(&draft.muster.route_id)
+                .bind(&draft.muster.plugin)
+                .bind(&draft.muster.session)
+                .bind(&draft.muster.message_ref)
+                .bind(&draft.muster.check_state)
+                .bind(&draft.muster.check_detail)
+                .bind(&draft.muster.redraft_of)
+                .bind(draft.muster.redraft_number)
+                .bind(&draft.answers_json)
+                .bind(&draft.state_reason)
+                .bind(&now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+                (id, false, Some(previous), state)
+            }
+            None => {
+                let row = sqlx::query(
+                    "INSERT INTO review_items (account_id, source, external_id, state, version,
+                        thread_id, subject, from_addr, recipients, snippet, route_id, plugin,
+                        session, message_ref, check_state, check_detail, redraft_of,
+                        redraft_number, answers_json, state_reason, created_at, updated_at)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                     RETURNING id",
+                )
+                .bind(&draft.account_id)
+                .bind(draft.source.as_str())
+                .bind(&draft.external_id)
+                .bind(draft.observed_state.as_str())
+                .bind(&draft.version)
+                .bind(&draft.thread_id)
+                .bind(&draft.subject)
+                .bind(&draft.from_addr)
+                .bind(&draft.recipients)
+                .bind(&draft.snippet)
+                .bind(&draft.muster.route_id)
+                .bind(&draft.muster.plugin)
+                .bind(&draft.muster.session)
+                .bind(&draft.muster.message_ref)
+                .bind(&draft.muster.check_state)
+                .bind(&draft.muster.check_detail)
+                .bind(&draft.muster.redraft_of)
+                .bind(draft.muster.redraft_number)
+                .bind(&draft.answers_json)
+                .bind(&draft.state_reason)
+                .bind(&now)
+                .bind(&now)
+                .fetch_one(&mut *tx)
+                .await?;
+                (row.try_get("id")?, true, None, draft.observed_state)
+            }
+        };
+        let inserted = sqlx::query(
+            "INSERT INTO draft_versions (item_id, version, content_kind, content, sha256, first_seen_at)
+             VALUES (?, ?, ?, ?, ?, ?)
+             ON CONFLICT (item_id, version) DO NOTHING
+             RETURNING id",
+        )
+        .bind(item_id)
+        .bind(&draft.version)
+        .bind(draft.content.kind())
+        .bind(draft.content.bytes())
+        .bind(draft.content.digest())
+        .bind(&now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let new_version = inserted.is_some();
+        if let Some(row) = inserted {
+            let version_id: i64 = row.try_get("id")?;
+            for (position, attachment) in draft.attachments.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO attachments (version_id, position, file_name, content_type, size,
+                        sha256, inline, content_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(version_id)
+                .bind(position as i64)
+                .bind(&attachment.file_name)
+                .bind(&attachment.content_type)
+                .bind(attachment.size as i64)
+                .bind(&attachment.sha256)
+                .bind(attachment.inline)
+                .bind(&attachment.content_id)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(RecordOutcome {
+            item_id,
+            created,
+            new_version,
+            previous_state,
+            state,
+        })
+    }
+
+    /// Move an item through `event` (refusing illegal moves), recording `reason` when given.
+    pub async fn apply_item_event(
+        &self,
+        item_id: i64,
+        event: ItemEvent,
+        reason: Option<&str>,
+    ) -> Result<ItemState> {
+        let mut tx = self.write_tx().await?;
+        let state = apply_item_event_in(&mut tx, item_id, event, reason).await?;
+        tx.commit().await?;
+        Ok(state)
+    }
+
+    /// The queue, pending first, newest change first within a state.
+    pub async fn list_items(&self, filter: &ItemFilter) -> Result<Vec<ItemSummary>> {
+        let mut sql = format!("{SUMMARY_SELECT} WHERE 1 = 1");
+        if !filter.states.is_empty() {
+            let marks = vec!["?"; filter.states.len()].join(", ");
+            sql.push_str(&format!(" AND i.state IN ({marks})"));
+        }
+        if filter.account_id.is_some() {
+            sql.push_str(" AND i.account_id = ?");
+        }
+        if filter.source.is_some() {
+            sql.push_str(" AND i.source = ?");
+        }
+        sql.push_str(
+            " ORDER BY CASE i.state WHEN 'pending' THEN 0 WHEN 'conflict' THEN 1
+                WHEN 'awaiting_check' THEN 2 WHEN 'queued' THEN 3 WHEN 'sending' THEN 4
+                WHEN 'send_failed' THEN 5 ELSE 6 END, i.updated_at DESC, i.id DESC",
+        );
+        let mut query = sqlx::query(&sql);
+        for state in &filter.states {
+            query = query.bind(state.as_str());
+        }
+        if let Some(account) = &filter.account_id {
+            query = query.bind(account);
+        }
+        if let Some(source) = filter.source {
+            query = query.bind(source.as_str());
+        }
+        let rows = query.fetch_all(self.pool()).await?;
+        rows.iter().map(summary_from_row).collect()
+    }
+
+    /// One whole item.
+    pub async fn get_item(&self, item_id: i64) -> Result<Item> {
+        let row = sqlx::query(&format!("{SUMMARY_SELECT} WHERE i.id = ?"))
+            .bind(item_id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: "item",
+                id: item_id.to_string(),
+            })?;
+        Ok(Item {
+            summary: summary_from_row(&row)?,
+            thread_id: row.try_get("thread_id")?,
+            muster: MusterFields {
+                route_id: row.try_get("route_id")?,
+                plugin: row.try_get("plugin")?,
+                session: row.try_get("session")?,
+                message_ref: row.try_get("message_ref")?,
+                check_state: row.try_get("check_state")?,
+                check_detail: row.try_get("check_detail")?,
+                redraft_of: row.try_get("redraft_of")?,
+                redraft_number: row.try_get::<i64, _>("redraft_number")? as u32,
+            },
+            answers_json: row.try_get("answers_json")?,
+            created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
+        })
+    }
+
+    /// Find an item by its account and external id.
+    pub async fn find_item(&self, account_id: &str, external_id: &str) -> Result<Option<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM review_items WHERE account_id = ? AND external_id = ?",
+        )
+        .bind(account_id)
+        .bind(external_id)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
+    /// `(item id, external id, version, state)` of every item of an account, for a sync to
+    /// tell which drafts disappeared.
+    pub async fn item_versions(
+        &self,
+        account_id: &str,
+    ) -> Result<Vec<(i64, String, String, ItemState)>> {
+        let rows = sqlx::query(
+            "SELECT id, external_id, version, state FROM review_items WHERE account_id = ?",
+        )
+        .bind(account_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok((
+                    row.try_get("id")?,
+                    row.try_get("external_id")?,
+                    row.try_get("version")?,
+                    parse_enum(row.try_get::<&str, _>("state")?)?,
+                ))
+            })
+            .collect()
+    }
+
+    /// Every version of an item, oldest first.
+    pub async fn versions(&self, item_id: i64) -> Result<Vec<DraftVersion>> {
+        let rows = sqlx::query("SELECT * FROM draft_versions WHERE item_id = ? ORDER BY id")
+            .bind(item_id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(version_from_row).collect()
+    }
+
+    /// One version of an item.
+    pub async fn version(&self, item_id: i64, version: &str) -> Result<DraftVersion> {
+        let row = sqlx::query("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")
+            .bind(item_id)
+            .bind(version)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: "version",
+                id: format!("{version} of item {item_id}"),
+            })?;
+        version_from_row(&row)
+    }
+
+    /// The attachments of one version, in message order.
+    pub async fn attachments(&self, version_id: i64) -> Result<Vec<AttachmentMeta>> {
+        let rows = sqlx::query("SELECT * FROM attachments WHERE version_id = ? ORDER BY position")
+            .bind(version_id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(AttachmentMeta {
+                    file_name: row.try_get("file_name")?,
+                    content_type: row.try_get("content_type")?,
+                    size: row.try_get::<i64, _>("size")? as u64,
+                    sha256: row.try_get("sha256")?,
+                    inline: row.try_get("inline")?,
+                    content_id: row.try_get("content_id")?,
+                })
+            })
+            .collect()
+    }
+
+    /// How many items are waiting for the owner (pending, conflict, awaiting check).
+    pub async fn count_awaiting_review(&self) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM review_items WHERE state IN ('pending', 'conflict', 'awaiting_check')",
+        )
+        .fetch_one(self.pool())
+        .await?;
+        Ok(n as u64)
+    }
+}
+
+/// Apply an item event inside an open transaction.
+pub(crate) async fn apply_item_event_in(
+    tx: &mut sqlx::SqliteConnection,
+    item_id: i64,
+    event: ItemEvent,
+    reason: Option<&str>,
+) -> Result<ItemState> {
+    let current: String = sqlx::query_scalar("SELECT state FROM review_items WHERE id = ?")
+        .bind(item_id)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| Error::NotFound {
+            what: "item",
+            id: item_id.to_string(),
+        })?;
+    let current: ItemState = parse_enum(&current)?;
+    let next = current.apply(event)?;
+    sqlx::query(
+        "UPDATE review_items SET state = ?, state_reason = COALESCE(?, state_reason), updated_at = ?
+         WHERE id = ?",
+    )
+    .bind(next.as_str())
+    .bind(reason)
+    .bind(format_time(Utc::now()))
+    .bind(item_id)
+    .execute(&mut *tx)
+    .await?;
+    Ok(next)
+}
+
+fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSummary> {
+    let decision = match row.try_get::<Option<i64>, _>("d_id")? {
+        Some(id) => Some(LiveDecision {
+            id,
+            kind: parse_enum(row.try_get::<&str, _>("d_kind")?)?,
+            state: parse_enum(row.try_get::<&str, _>("d_state")?)?,
+            due_at: parse_time(row.try_get::<&str, _>("d_due_at")?)?,
+            detail: row.try_get("d_detail")?,
+        }),
+        None => None,
+    };
+    Ok(ItemSummary {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        source: parse_enum(row.try_get::<&str, _>("source")?)?,
+        external_id: row.try_get("external_id")?,
+        state: parse_enum(row.try_get::<&str, _>("state")?)?,
+        version: row.try_get("version")?,
+        subject: row.try_get("subject")?,
+        from: row.try_get("from_addr")?,
+        recipients: row.try_get("recipients")?,
+        snippet: row.try_get("snippet")?,
+        state_reason: row.try_get("state_reason")?,
+        check_state: row.try_get("check_state")?,
+        redraft_number: row.try_get::<i64, _>("redraft_number")? as u32,
+        decision,
+        updated_at: parse_time(row.try_get::<&str, _>("updated_at")?)?,
+    })
+}
+
+fn version_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DraftVersion> {
+    let kind: &str = row.try_get("content_kind")?;
+    let bytes: Vec<u8> = row.try_get("content")?;
+    let content = match kind {
+        "raw" => DraftContent::Raw(bytes),
+        "text" => DraftContent::Text(
+            String::from_utf8(bytes)
+                .map_err(|_| Error::Corrupt("text version is not UTF-8".into()))?,
+        ),
+        other => return Err(Error::Corrupt(format!("unknown content kind {other:?}"))),
+    };
+    Ok(DraftVersion {
+        id: row.try_get("id")?,
+        item_id: row.try_get("item_id")?,
+        version: row.try_get("version")?,
+        content,
+        sha256: row.try_get("sha256")?,
+        first_seen_at: parse_time(row.try_get::<&str, _>("first_seen_at")?)?,
+    })
+}

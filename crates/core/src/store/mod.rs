@@ -1,0 +1,229 @@
+//! The local mirror: one SQLite file in the data directory, opened with WAL, foreign keys, a
+//! busy timeout and `synchronous=FULL` (the outbox and the audit log must survive a power cut,
+//! and one setting for the whole file keeps that true for every write path).
+//!
+//! Migrations live in the workspace's top-level `migrations/` and are embedded at build time.
+
+mod accounts;
+mod audit;
+mod cursors;
+mod decisions;
+mod items;
+mod refusals;
+mod routes;
+mod settings;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::SqlitePool;
+
+use crate::error::{Error, Result};
+
+pub use accounts::{Account, NewAccount, SecretStorage};
+pub use audit::{AuditEntry, NewAuditEntry};
+pub use cursors::SyncCursor;
+pub use decisions::{Decision, DecisionFilter, NewDecision};
+pub use items::{
+    AttachmentMeta, DraftContent, DraftVersion, Item, ItemFilter, ItemSummary, LiveDecision,
+    MusterFields, ObservedDraft, RecordOutcome,
+};
+pub use refusals::{Refusal, RefusalKind};
+pub use routes::RouteRecord;
+pub use settings::{RemoteContentPolicy, Settings};
+
+/// The file name of the mirror inside the data directory.
+pub const MIRROR_FILE: &str = "mirror.sqlite3";
+
+/// Every migration, embedded in the binary.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// A handle on the mirror. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: SqlitePool,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (or create) the mirror in `data_dir`, creating the directory if needed.
+    pub async fn open(data_dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(data_dir).map_err(|source| Error::DataDir {
+            path: data_dir.to_path_buf(),
+            source,
+        })?;
+        restrict_permissions(data_dir);
+        Store::open_file(&data_dir.join(MIRROR_FILE)).await
+    }
+
+    /// Open (or create) the mirror at exactly `path` and bring it up to date.
+    pub async fn open_file(path: &Path) -> Result<Store> {
+        let pool = connect(path).await?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|e| migrate_error(path, e))?;
+        Ok(Store {
+            pool,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Open the mirror at `path` without running migrations (tests of the migrations use this).
+    pub async fn open_unmigrated(path: &Path) -> Result<Store> {
+        Ok(Store {
+            pool: connect(path).await?,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The mirror file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The connection pool, for the modules of this crate that run their own queries.
+    pub(crate) fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Start a transaction that holds the write lock from its first statement, so two
+    /// processes cannot both read a row as free and then both write it.
+    pub(crate) async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    /// Close every connection (checkpointing the WAL).
+    pub async fn close(&self) {
+        // Fold the WAL back into the main file so the mirror is one self-contained file.
+        let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&self.pool)
+            .await;
+        self.pool.close().await;
+    }
+}
+
+async fn connect(path: &Path) -> Result<SqlitePool> {
+    refuse_foreign_file(path)?;
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .foreign_keys(true)
+        .busy_timeout(Duration::from_secs(10))
+        .synchronous(SqliteSynchronous::Full);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .connect_with(options)
+        .await
+        .map_err(|e| open_error(path, e))?;
+    // A file with a valid header can still be damaged inside: make SQLite read the schema now.
+    sqlx::query("SELECT count(*) FROM sqlite_master")
+        .fetch_one(&pool)
+        .await
+        .map_err(|e| open_error(path, e))?;
+    Ok(pool)
+}
+
+/// Refuse, before SQLite touches it, a file that is not a SQLite database: opening it in WAL
+/// mode would otherwise fail half-way or, for an empty-looking file, start writing into it.
+fn refuse_foreign_file(path: &Path) -> Result<()> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(Error::DataDir {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let mut header = [0u8; 16];
+    let mut read = 0;
+    while read < header.len() {
+        match file.read(&mut header[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(source) => {
+                return Err(Error::DataDir {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        }
+    }
+    if read == 0 {
+        // An empty file is what SQLite itself creates; it is safe to use.
+        return Ok(());
+    }
+    if read < header.len() || &header != SQLITE_HEADER {
+        return Err(Error::CorruptMirror {
+            path: path.to_path_buf(),
+            detail: "it does not start with the SQLite header".into(),
+        });
+    }
+    Ok(())
+}
+
+fn open_error(path: &Path, error: sqlx::Error) -> Error {
+    let text = error.to_string();
+    if text.contains("not a database") || text.contains("malformed") || text.contains("corrupt") {
+        Error::CorruptMirror {
+            path: path.to_path_buf(),
+            detail: text,
+        }
+    } else {
+        Error::Database(error)
+    }
+}
+
+fn migrate_error(path: &Path, error: sqlx::migrate::MigrateError) -> Error {
+    let text = error.to_string();
+    if text.contains("not a database") || text.contains("malformed") {
+        Error::CorruptMirror {
+            path: path.to_path_buf(),
+            detail: text,
+        }
+    } else {
+        Error::Migrate {
+            path: path.to_path_buf(),
+            detail: text,
+        }
+    }
+}
+
+#[cfg(unix)]
+fn restrict_permissions(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    // The mirror holds the owner's mail: nobody else on the machine should read it.
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+}
+
+#[cfg(not(unix))]
+fn restrict_permissions(_dir: &Path) {}
+
+/// A timestamp as stored: RFC 3339, UTC, milliseconds, so text order is time order.
+pub fn format_time(time: DateTime<Utc>) -> String {
+    time.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Parse a stored timestamp.
+pub fn parse_time(text: &str) -> Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| Error::Corrupt(format!("bad timestamp {text:?}: {e}")))
+}
+
+pub(crate) fn parse_opt_time(text: Option<String>) -> Result<Option<DateTime<Utc>>> {
+    text.as_deref().map(parse_time).transpose()
+}
+
+pub(crate) fn parse_enum<T: FromStr<Err = Error>>(text: &str) -> Result<T> {
+    text.parse()
+}

@@ -1,0 +1,130 @@
+//! Refusals the owner must hear about, recorded once each however often a sync sees them; the
+//! desktop app turns the unnotified ones into notifications.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::{format_time, parse_opt_time, parse_time, Store};
+use crate::error::{Error, Result};
+
+/// What kind of refusal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalKind {
+    /// The plugin reported `ok: false`.
+    SendFailed,
+    /// The plugin's check refused the reply.
+    CheckRefused,
+    /// Google refused the send.
+    SendRefused,
+    /// The draft changed since it was reviewed, or was decided elsewhere.
+    Conflict,
+}
+
+impl RefusalKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalKind::SendFailed => "send_failed",
+            RefusalKind::CheckRefused => "check_refused",
+            RefusalKind::SendRefused => "send_refused",
+            RefusalKind::Conflict => "conflict",
+        }
+    }
+}
+
+impl std::str::FromStr for RefusalKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "send_failed" => Ok(RefusalKind::SendFailed),
+            "check_refused" => Ok(RefusalKind::CheckRefused),
+            "send_refused" => Ok(RefusalKind::SendRefused),
+            "conflict" => Ok(RefusalKind::Conflict),
+            other => Err(Error::Corrupt(format!("unknown refusal kind {other:?}"))),
+        }
+    }
+}
+
+/// One recorded refusal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Refusal {
+    /// Row id.
+    pub id: i64,
+    /// The item refused.
+    pub item_id: i64,
+    /// What kind.
+    pub kind: RefusalKind,
+    /// The reason, in the plugin's or Google's words.
+    pub reason: String,
+    /// When Countersign first saw it.
+    pub recorded_at: DateTime<Utc>,
+    /// When the owner was told.
+    pub notified_at: Option<DateTime<Utc>>,
+}
+
+impl Store {
+    /// Record a refusal once: `dedup_key` names it (e.g. the draft id and the version it
+    /// happened on). Returns the new refusal, or `None` when it was already recorded.
+    pub async fn record_refusal(
+        &self,
+        item_id: i64,
+        kind: RefusalKind,
+        reason: &str,
+        dedup_key: &str,
+    ) -> Result<Option<Refusal>> {
+        let row = sqlx::query(
+            "INSERT INTO refusals (item_id, kind, reason, dedup_key, recorded_at)
+             VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING RETURNING *",
+        )
+        .bind(item_id)
+        .bind(kind.as_str())
+        .bind(reason)
+        .bind(dedup_key)
+        .bind(format_time(Utc::now()))
+        .fetch_optional(self.pool())
+        .await?;
+        row.as_ref().map(refusal_from_row).transpose()
+    }
+
+    /// Refusals the owner has not been told about yet, oldest first.
+    pub async fn unnotified_refusals(&self) -> Result<Vec<Refusal>> {
+        let rows = sqlx::query("SELECT * FROM refusals WHERE notified_at IS NULL ORDER BY id")
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(refusal_from_row).collect()
+    }
+
+    /// Every refusal of an item, oldest first.
+    pub async fn refusals_for_item(&self, item_id: i64) -> Result<Vec<Refusal>> {
+        let rows = sqlx::query("SELECT * FROM refusals WHERE item_id = ? ORDER BY id")
+            .bind(item_id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(refusal_from_row).collect()
+    }
+
+    /// Mark a refusal as told (or as not needing telling: the owner was looking at it).
+    pub async fn mark_refusal_notified(&self, id: i64) -> Result<()> {
+        sqlx::query("UPDATE refusals SET notified_at = ? WHERE id = ? AND notified_at IS NULL")
+            .bind(format_time(Utc::now()))
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}
+
+fn refusal_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Refusal> {
+    Ok(Refusal {
+        id: row.try_get("id")?,
+        item_id: row.try_get("item_id")?,
+        kind: row.try_get::<&str, _>("kind")?.parse()?,
+        reason: row.try_get("reason")?,
+        recorded_at: parse_time(row.try_get::<&str, _>("recorded_at")?)?,
+        notified_at: parse_opt_time(row.try_get("notified_at")?)?,
+    })
+}

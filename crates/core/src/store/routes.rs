@@ -1,0 +1,101 @@
+//! muster routes: a message's trips to sessions, kept so the owner sees the whole story
+//! (refused → handed back → redrafted → approved).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::{format_time, parse_enum, parse_time, Store};
+use crate::domain::RouteState;
+use crate::error::Result;
+
+/// One route as mirrored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteRecord {
+    /// The muster account.
+    pub account_id: String,
+    /// muster's route id.
+    pub route_id: String,
+    /// The message it carries.
+    pub message_id: String,
+    /// The session it went to.
+    pub session: String,
+    /// Its state.
+    pub state: RouteState,
+    /// muster's words on how it got there, e.g. "redraft of 7 to inbox-chat".
+    pub routed_via: Option<String>,
+    /// The route it redrafts.
+    pub redraft_of: Option<String>,
+    /// How many redrafts this message has had, counting this one.
+    pub redraft_count: u32,
+    /// Why it failed.
+    pub reason: Option<String>,
+    /// Created at muster.
+    pub created_at: DateTime<Utc>,
+    /// Last change at muster.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Store {
+    /// Insert or update a route.
+    pub async fn upsert_route(&self, route: &RouteRecord) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO routes (account_id, route_id, message_id, session, state, routed_via,
+                redraft_of, redraft_count, reason, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (account_id, route_id) DO UPDATE SET
+                message_id = excluded.message_id, session = excluded.session,
+                state = excluded.state, routed_via = excluded.routed_via,
+                redraft_of = excluded.redraft_of, redraft_count = excluded.redraft_count,
+                reason = excluded.reason, updated_at = excluded.updated_at",
+        )
+        .bind(&route.account_id)
+        .bind(&route.route_id)
+        .bind(&route.message_id)
+        .bind(&route.session)
+        .bind(route.state.as_str())
+        .bind(&route.routed_via)
+        .bind(&route.redraft_of)
+        .bind(route.redraft_count)
+        .bind(&route.reason)
+        .bind(format_time(route.created_at))
+        .bind(format_time(route.updated_at))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Every route of one message, oldest first: the chain the owner reads.
+    pub async fn routes_for_message(
+        &self,
+        account_id: &str,
+        message_id: &str,
+    ) -> Result<Vec<RouteRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM routes WHERE account_id = ? AND message_id = ?
+             ORDER BY created_at, CAST(route_id AS INTEGER), route_id",
+        )
+        .bind(account_id)
+        .bind(message_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(RouteRecord {
+                    account_id: row.try_get("account_id")?,
+                    route_id: row.try_get("route_id")?,
+                    message_id: row.try_get("message_id")?,
+                    session: row.try_get("session")?,
+                    state: parse_enum(row.try_get::<&str, _>("state")?)?,
+                    routed_via: row.try_get("routed_via")?,
+                    redraft_of: row.try_get("redraft_of")?,
+                    redraft_count: row.try_get::<i64, _>("redraft_count")? as u32,
+                    reason: row.try_get("reason")?,
+                    created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
+                    updated_at: parse_time(row.try_get::<&str, _>("updated_at")?)?,
+                })
+            })
+            .collect()
+    }
+}

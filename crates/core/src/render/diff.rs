@@ -156,8 +156,9 @@ pub fn diff_versions(old: &ReviewView, new: &ReviewView) -> VersionDiff {
             .collect()
     };
     let (old_a, new_a) = (attachments(old), attachments(new));
-    let same_attachment =
-        |a: &AttachmentChange, b: &AttachmentChange| a.file_name == b.file_name && a.sha256 == b.sha256;
+    let same_attachment = |a: &AttachmentChange, b: &AttachmentChange| {
+        a.file_name == b.file_name && a.sha256 == b.sha256
+    };
     diff.attachments_added = new_a
         .iter()
         .filter(|n| !old_a.iter().any(|o| same_attachment(o, n)))
@@ -204,16 +205,32 @@ mod tests {
             .filter(|c| c.kind != ChangeKind::Equal)
             .map(|c| (c.kind, c.text.as_str()))
             .collect();
-        assert_eq!(changed, [(ChangeKind::Removed, "100"), (ChangeKind::Added, "900")]);
+        assert_eq!(
+            changed,
+            [(ChangeKind::Removed, "100"), (ChangeKind::Added, "900")]
+        );
         assert!(!d.unchanged);
     }
 
     #[test]
     fn the_runs_concatenate_back_to_both_versions() {
-        let (a, b) = ("Hello Ana,\nthe invoice is late.", "Hello Ana,\nthe invoice is paid now.");
+        let (a, b) = (
+            "Hello Ana,\nthe invoice is late.",
+            "Hello Ana,\nthe invoice is paid now.",
+        );
         let d = diff_versions(&view(a), &view(b));
-        let old: String = d.text.iter().filter(|c| c.kind != ChangeKind::Added).map(|c| c.text.as_str()).collect();
-        let new: String = d.text.iter().filter(|c| c.kind != ChangeKind::Removed).map(|c| c.text.as_str()).collect();
+        let old: String = d
+            .text
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Added)
+            .map(|c| c.text.as_str())
+            .collect();
+        let new: String = d
+            .text
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Removed)
+            .map(|c| c.text.as_str())
+            .collect();
         assert_eq!((old.as_str(), new.as_str()), (a, b));
     }
 

@@ -53,17 +53,93 @@ pub(crate) struct ArchiveListing {
 
 /// Extensions that run code when opened, or render active content.
 const RISKY_EXTENSIONS: &[&str] = &[
-    "exe", "com", "scr", "pif", "bat", "cmd", "msi", "msp", "mst", "dll", "cpl", "jar", "js",
-    "jse", "vbs", "vbe", "wsf", "wsh", "wsc", "ps1", "psm1", "psd1", "hta", "lnk", "reg", "inf",
-    "scf", "url", "sh", "bash", "zsh", "csh", "command", "app", "apk", "dmg", "pkg", "iso",
-    "img", "vhd", "vhdx", "html", "htm", "xhtml", "shtml", "mht", "mhtml", "svg", "xht", "docm",
-    "dotm", "xlsm", "xltm", "xlam", "pptm", "potm", "ppam", "sldm", "one", "appref-ms", "library-ms",
-    "settingcontent-ms", "py", "pyw", "pl", "rb", "php", "elf", "run", "bin", "deb", "rpm",
-    "msix", "appx", "xll", "chm", "gadget", "ade", "adp", "mde", "accde",
+    "exe",
+    "com",
+    "scr",
+    "pif",
+    "bat",
+    "cmd",
+    "msi",
+    "msp",
+    "mst",
+    "dll",
+    "cpl",
+    "jar",
+    "js",
+    "jse",
+    "vbs",
+    "vbe",
+    "wsf",
+    "wsh",
+    "wsc",
+    "ps1",
+    "psm1",
+    "psd1",
+    "hta",
+    "lnk",
+    "reg",
+    "inf",
+    "scf",
+    "url",
+    "sh",
+    "bash",
+    "zsh",
+    "csh",
+    "command",
+    "app",
+    "apk",
+    "dmg",
+    "pkg",
+    "iso",
+    "img",
+    "vhd",
+    "vhdx",
+    "html",
+    "htm",
+    "xhtml",
+    "shtml",
+    "mht",
+    "mhtml",
+    "svg",
+    "xht",
+    "docm",
+    "dotm",
+    "xlsm",
+    "xltm",
+    "xlam",
+    "pptm",
+    "potm",
+    "ppam",
+    "sldm",
+    "one",
+    "appref-ms",
+    "library-ms",
+    "settingcontent-ms",
+    "py",
+    "pyw",
+    "pl",
+    "rb",
+    "php",
+    "elf",
+    "run",
+    "bin",
+    "deb",
+    "rpm",
+    "msix",
+    "appx",
+    "xll",
+    "chm",
+    "gadget",
+    "ade",
+    "adp",
+    "mde",
+    "accde",
 ];
 
 /// Extensions of archives we can look into (zip family) or not.
-const ARCHIVE_EXTENSIONS: &[&str] = &["zip", "jar", "7z", "rar", "gz", "tgz", "tar", "bz2", "xz", "cab", "arj", "lz", "zst"];
+const ARCHIVE_EXTENSIONS: &[&str] = &[
+    "zip", "jar", "7z", "rar", "gz", "tgz", "tar", "bz2", "xz", "cab", "arj", "lz", "zst",
+];
 
 /// Declared or sniffed types that are active content.
 const RISKY_TYPES: &[&str] = &[
@@ -115,7 +191,10 @@ fn expected_type(ext: &str) -> Option<&'static str> {
 fn is_generic_type(t: &str) -> bool {
     matches!(
         t,
-        "application/octet-stream" | "application/binary" | "application/unknown" | "binary/octet-stream"
+        "application/octet-stream"
+            | "application/binary"
+            | "application/unknown"
+            | "binary/octet-stream"
     )
 }
 
@@ -146,7 +225,10 @@ fn same_kind(a: &str, b: &str) -> bool {
 fn is_legacy_office(t: &str) -> bool {
     matches!(
         t,
-        "application/msword" | "application/vnd.ms-excel" | "application/vnd.ms-powerpoint" | "application/x-msi"
+        "application/msword"
+            | "application/vnd.ms-excel"
+            | "application/vnd.ms-powerpoint"
+            | "application/x-msi"
     ) || t.starts_with("application/vnd.ms-")
 }
 
@@ -174,7 +256,10 @@ fn risky_name(name: &str) -> Option<String> {
     if name.contains(['\u{202e}', '\u{202d}', '\u{2066}', '\u{2067}', '\u{2068}']) {
         return Some(format!(
             "\u{201c}{}\u{201d} hides its real extension with a right-to-left control character.",
-            name.replace(['\u{202e}', '\u{202d}', '\u{2066}', '\u{2067}', '\u{2068}'], "")
+            name.replace(
+                ['\u{202e}', '\u{202d}', '\u{2066}', '\u{2067}', '\u{2068}'],
+                ""
+            )
         ));
     }
     let ext = extension(name)?;
@@ -184,7 +269,9 @@ fn risky_name(name: &str) -> Option<String> {
     let stem = name.trim_end_matches(['.', ' ']);
     let stem = &stem[..stem.len() - ext.len() - 1];
     if let Some(inner) = extension(stem) {
-        if expected_type(&inner).is_some() || matches!(inner.as_str(), "txt" | "csv" | "doc" | "rtf") {
+        if expected_type(&inner).is_some()
+            || matches!(inner.as_str(), "txt" | "csv" | "doc" | "rtf")
+        {
             return Some(format!(
                 "\u{201c}{name}\u{201d} looks like a .{inner} file but is really a .{ext}: a \
                  double extension is a classic way to disguise a program."
@@ -274,9 +361,7 @@ fn attachment_flags(a: &AttachmentMeta, archive: Option<&ArchiveListing>, out: &
             out.push(Flag {
                 kind: FlagKind::AttachmentTypeMismatch,
                 about,
-                explanation: format!(
-                    "It is declared as {declared} but its content is {sniffed}."
-                ),
+                explanation: format!("It is declared as {declared} but its content is {sniffed}."),
             });
         }
     }
@@ -446,17 +531,28 @@ mod tests {
         let mut out = Vec::new();
         attachment_flags(&meta("invoice.pdf.exe", None, None), None, &mut out);
         assert_eq!(out[0].kind, FlagKind::RiskyAttachment);
-        assert!(out[0].explanation.contains("double extension"), "{}", out[0].explanation);
+        assert!(
+            out[0].explanation.contains("double extension"),
+            "{}",
+            out[0].explanation
+        );
     }
 
     #[test]
     fn a_trailing_dot_does_not_hide_an_executable() {
-        assert_eq!(kinds(&meta("setup.exe.", None, None), None), [FlagKind::RiskyAttachment]);
+        assert_eq!(
+            kinds(&meta("setup.exe.", None, None), None),
+            [FlagKind::RiskyAttachment]
+        );
     }
 
     #[test]
     fn a_pdf_that_is_a_pdf_raises_nothing() {
-        assert!(kinds(&meta("a.pdf", Some("application/pdf"), Some("application/pdf")), None).is_empty());
+        assert!(kinds(
+            &meta("a.pdf", Some("application/pdf"), Some("application/pdf")),
+            None
+        )
+        .is_empty());
     }
 
     #[test]
@@ -468,7 +564,10 @@ mod tests {
     #[test]
     fn a_png_named_pdf_is_a_mismatch() {
         assert_eq!(
-            kinds(&meta("a.pdf", Some("application/pdf"), Some("image/png")), None),
+            kinds(
+                &meta("a.pdf", Some("application/pdf"), Some("image/png")),
+                None
+            ),
             [FlagKind::AttachmentTypeMismatch]
         );
     }
@@ -480,7 +579,10 @@ mod tests {
             names: vec!["docs/readme.txt".into(), "docs/run.vbs".into()],
         };
         assert_eq!(
-            kinds(&meta("a.zip", None, Some("application/zip")), Some(&listing)),
+            kinds(
+                &meta("a.zip", None, Some("application/zip")),
+                Some(&listing)
+            ),
             [FlagKind::RiskyAttachment]
         );
     }

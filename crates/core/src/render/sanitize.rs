@@ -120,8 +120,17 @@ pub fn sanitize_html(
         .rm_tags(["area", "map"])
         .add_clean_content_tags(["title", "noscript"])
         .add_generic_attributes([
-            "style", "align", "valign", "width", "height", "bgcolor", "color", "border", "dir",
-            "class", "background",
+            "style",
+            "align",
+            "valign",
+            "width",
+            "height",
+            "bgcolor",
+            "color",
+            "border",
+            "dir",
+            "class",
+            "background",
         ])
         .add_tag_attributes("font", ["face", "size", "color"])
         .add_tag_attributes("img", ["srcset", "border", "hspace", "vspace"])
@@ -250,8 +259,7 @@ fn sanitize_style(value: &str, allow_remote: bool, found: &mut Findings) -> Stri
         if declaration.is_empty() {
             continue;
         }
-        if declaration.contains('\\') || declaration.contains("/*") || declaration.contains('\0')
-        {
+        if declaration.contains('\\') || declaration.contains("/*") || declaration.contains('\0') {
             continue;
         }
         let squeezed: String = declaration
@@ -354,7 +362,9 @@ mod tests {
 
     #[test]
     fn remote_images_are_replaced_counted_and_listed() {
-        let out = clean("<img src=\"https://t.example/p.gif\" alt=\"x\"><img src=\"https://t.example/p.gif\">");
+        let out = clean(
+            "<img src=\"https://t.example/p.gif\" alt=\"x\"><img src=\"https://t.example/p.gif\">",
+        );
         assert_eq!(out.blocked_count, 2);
         assert_eq!(out.remote_urls, ["https://t.example/p.gif"]);
         assert!(!out.fragment.contains("t.example"));
@@ -363,7 +373,11 @@ mod tests {
 
     #[test]
     fn remote_images_are_kept_when_the_owner_allows_them() {
-        let out = sanitize_html("<img src=\"https://t.example/p.gif\">", &HashMap::new(), true);
+        let out = sanitize_html(
+            "<img src=\"https://t.example/p.gif\">",
+            &HashMap::new(),
+            true,
+        );
         assert_eq!(out.blocked_count, 0);
         assert!(out.fragment.contains("https://t.example/p.gif"));
     }

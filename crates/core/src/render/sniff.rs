@@ -89,7 +89,13 @@ fn sniff_text(bytes: &[u8]) -> Option<&'static str> {
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
     let head: Vec<u8> = head[start..].to_ascii_lowercase();
-    for tag in [&b"<!doctype html"[..], b"<html", b"<head", b"<body", b"<script"] {
+    for tag in [
+        &b"<!doctype html"[..],
+        b"<html",
+        b"<head",
+        b"<body",
+        b"<script",
+    ] {
         if head.starts_with(tag) {
             return Some("text/html");
         }
@@ -145,7 +151,10 @@ pub fn zip_entry_names(bytes: &[u8]) -> Vec<String> {
     if let Some(eocd) = eocd {
         if let (Some(count), Some(mut at)) = (u16_at(eocd + 10), u32_at(eocd + 16)) {
             for _ in 0..count.min(MAX) {
-                if !bytes.get(at..).is_some_and(|b| b.starts_with(b"PK\x01\x02")) {
+                if !bytes
+                    .get(at..)
+                    .is_some_and(|b| b.starts_with(b"PK\x01\x02"))
+                {
                     break;
                 }
                 let (Some(name_len), Some(extra), Some(comment)) =
@@ -163,7 +172,11 @@ pub fn zip_entry_names(bytes: &[u8]) -> Vec<String> {
     }
     if names.is_empty() {
         let mut at = 0;
-        while names.len() < MAX && bytes.get(at..).is_some_and(|b| b.starts_with(b"PK\x03\x04")) {
+        while names.len() < MAX
+            && bytes
+                .get(at..)
+                .is_some_and(|b| b.starts_with(b"PK\x03\x04"))
+        {
             let (Some(size), Some(name_len), Some(extra)) =
                 (u32_at(at + 18), u16_at(at + 26), u16_at(at + 28))
             else {

@@ -132,20 +132,30 @@ pub fn html_to_text(fragment: &str) -> String {
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric())
             .collect();
-        match name.as_str() {
-            "br" => out.push('\n'),
-            "p" | "div" | "tr" | "li" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "table"
-            | "blockquote" | "pre" | "ul" | "ol" | "hr" => {
-                if !out.is_empty() && !out.ends_with('\n') {
-                    out.push('\n');
-                }
-            }
-            "td" | "th" if !tag.starts_with('/') && !out.ends_with(['\n', '\t']) => {
-                if !out.is_empty() {
-                    out.push('\t');
-                }
-            }
-            _ => {}
+        let block = matches!(
+            name.as_str(),
+            "p" | "div"
+                | "tr"
+                | "li"
+                | "h1"
+                | "h2"
+                | "h3"
+                | "h4"
+                | "h5"
+                | "h6"
+                | "table"
+                | "blockquote"
+                | "pre"
+                | "ul"
+                | "ol"
+                | "hr"
+        );
+        let cell = matches!(name.as_str(), "td" | "th") && !tag.starts_with('/');
+        let new_line = name == "br" || (block && !out.is_empty() && !out.ends_with('\n'));
+        if new_line {
+            out.push('\n');
+        } else if cell && !out.is_empty() && !out.ends_with(['\n', '\t']) {
+            out.push('\t');
         }
         rest = &rest[end..];
     }
@@ -202,7 +212,9 @@ pub fn extract_links(fragment: &str) -> Vec<Link> {
 
 /// The host a piece of link text *shows*, when the text looks like a URL or a bare domain.
 pub fn shown_host(text: &str) -> Option<String> {
-    let t = text.trim().trim_matches(|c| matches!(c, '<' | '>' | '(' | ')' | '[' | ']'));
+    let t = text
+        .trim()
+        .trim_matches(|c| matches!(c, '<' | '>' | '(' | ')' | '[' | ']'));
     if t.is_empty() || t.contains(char::is_whitespace) {
         return None;
     }
@@ -223,12 +235,12 @@ fn looks_like_domain(text: &str) -> bool {
     let labels: Vec<&str> = host.split('.').collect();
     labels.len() >= 2
         && !host.contains('@')
-        && labels.last().is_some_and(|tld| {
-            tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())
-        })
-        && labels.iter().all(|l| {
-            !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-')
-        })
+        && labels
+            .last()
+            .is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
+        && labels
+            .iter()
+            .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
 }
 
 fn normalize_host(host: &str) -> String {
@@ -272,15 +284,27 @@ mod tests {
 
     #[test]
     fn a_link_showing_one_domain_and_opening_another_is_a_mismatch() {
-        assert!(link_mismatch("www.bank.example", "https://evil.example/login"));
-        assert!(link_mismatch("https://bank.example/", "https://bank.example.evil.example/"));
-        assert!(!link_mismatch("https://www.bank.example/x", "https://bank.example/y"));
+        assert!(link_mismatch(
+            "www.bank.example",
+            "https://evil.example/login"
+        ));
+        assert!(link_mismatch(
+            "https://bank.example/",
+            "https://bank.example.evil.example/"
+        ));
+        assert!(!link_mismatch(
+            "https://www.bank.example/x",
+            "https://bank.example/y"
+        ));
         assert!(!link_mismatch("click here", "https://evil.example"));
         assert!(!link_mismatch("ana@example.com", "mailto:ana@example.com"));
     }
 
     #[test]
     fn entities_decode_and_broken_ones_stay() {
-        assert_eq!(decode_entities("a&amp;b &#x41;&#66; &bogus; &"), "a&b AB &bogus; &");
+        assert_eq!(
+            decode_entities("a&amp;b &#x41;&#66; &bogus; &"),
+            "a&b AB &bogus; &"
+        );
     }
 }

@@ -429,7 +429,10 @@ fn read_headers(message: &Message<'_>, view: &mut ReviewView) {
         }
     }
     let root = message.root_part();
-    let standard = root.headers.iter().any(|h| !matches!(h.name, mail_parser::HeaderName::Other(_)));
+    let standard = root
+        .headers
+        .iter()
+        .any(|h| !matches!(h.name, mail_parser::HeaderName::Other(_)));
     if !standard {
         view.warnings.push(Warning {
             kind: WarningKind::NotAMessage,

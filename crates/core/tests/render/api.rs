@@ -5,8 +5,8 @@ use std::fs;
 
 use countersign_core::render::diff::ChangeKind;
 use countersign_core::render::{
-    attachment_bytes, diff_versions, render_message, render_plain_text, Address,
-    AttachmentPreview, FlagKind, ParentMessage, RenderOptions,
+    attachment_bytes, diff_versions, render_message, render_plain_text, Address, AttachmentPreview,
+    FlagKind, ParentMessage, RenderOptions,
 };
 use sha2::{Digest, Sha256};
 
@@ -33,7 +33,10 @@ fn a_latin1_text_attachment_is_saved_in_latin1_not_re_encoded() {
     let raw = fixture("attachment-csv-latin1.eml");
     let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
     assert_eq!(meta.file_name.as_deref(), Some("export.csv"));
-    assert_eq!(bytes, b"name;city\r\nJos\xe9;S\xe3o Paulo\r\nM\xfcller;K\xf6ln\r\n");
+    assert_eq!(
+        bytes,
+        b"name;city\r\nJos\xe9;S\xe3o Paulo\r\nM\xfcller;K\xf6ln\r\n"
+    );
 }
 
 #[test]
@@ -41,12 +44,17 @@ fn previews_follow_what_the_bytes_are() {
     let raw = fixture("attachment-images.eml");
     let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
     match AttachmentPreview::of(&meta, &bytes, 1024) {
-        AttachmentPreview::Image { data_uri } => assert!(data_uri.starts_with("data:image/png;base64,iVBOR")),
+        AttachmentPreview::Image { data_uri } => {
+            assert!(data_uri.starts_with("data:image/png;base64,iVBOR"))
+        }
         other => panic!("{other:?}"),
     }
     let raw = fixture("attachment-pdf.eml");
     let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
-    assert_eq!(AttachmentPreview::of(&meta, &bytes, 1024), AttachmentPreview::Pdf);
+    assert_eq!(
+        AttachmentPreview::of(&meta, &bytes, 1024),
+        AttachmentPreview::Pdf
+    );
 
     let raw = fixture("attachment-csv-latin1.eml");
     let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
@@ -70,7 +78,10 @@ fn previews_follow_what_the_bytes_are() {
     // A "photo" that is really a PDF is previewed as what it is.
     let raw = fixture("type-mismatch.eml");
     let (meta, bytes) = attachment_bytes(&raw, 0).unwrap();
-    assert_eq!(AttachmentPreview::of(&meta, &bytes, 1024), AttachmentPreview::Pdf);
+    assert_eq!(
+        AttachmentPreview::of(&meta, &bytes, 1024),
+        AttachmentPreview::Pdf
+    );
 }
 
 fn parent() -> ParentMessage {
@@ -93,10 +104,15 @@ fn a_muster_draft_is_shown_as_escaped_text_with_what_it_answers() {
     );
     let body = body_of(&view.html_body);
     assert!(body.contains("Hi &lt;Ana&gt;"), "{body}");
-    assert!(body.contains("<a href=\"https://pay.example.com/42\" target=\"_blank\" rel=\"noopener noreferrer\">"));
+    assert!(body.contains(
+        "<a href=\"https://pay.example.com/42\" target=\"_blank\" rel=\"noopener noreferrer\">"
+    ));
     assert_eq!(view.links.len(), 1);
     assert!(!view.links[0].mismatch);
-    assert_eq!(view.answers.as_ref().and_then(|a| a.subject.as_deref()), Some("Invoice"));
+    assert_eq!(
+        view.answers.as_ref().and_then(|a| a.subject.as_deref()),
+        Some("Invoice")
+    );
     assert!(view.is_reply);
     assert!(view.flags.is_empty(), "{:?}", view.flags);
 }
@@ -104,13 +120,33 @@ fn a_muster_draft_is_shown_as_escaped_text_with_what_it_answers() {
 #[test]
 fn a_redraft_diff_shows_the_changed_words_and_the_new_recipient() {
     let old = render_message(&fixture("reply-threaded.eml"), &RenderOptions::default());
-    let new = render_message(&fixture("reply-exfiltration.eml"), &RenderOptions::default());
+    let new = render_message(
+        &fixture("reply-exfiltration.eml"),
+        &RenderOptions::default(),
+    );
     let diff = diff_versions(&old, &new);
     assert!(diff.text_changed);
-    assert!(diff.text.iter().any(|c| c.kind == ChangeKind::Added && c.text.contains("customer")));
-    let added: Vec<&str> = diff.recipients_added.iter().map(|r| r.address.email.as_str()).collect();
-    assert_eq!(added, ["collector@exfil.example.net", "archive@elsewhere.example.net"]);
-    let removed: Vec<&str> = diff.recipients_removed.iter().map(|r| r.address.email.as_str()).collect();
+    assert!(diff
+        .text
+        .iter()
+        .any(|c| c.kind == ChangeKind::Added && c.text.contains("customer")));
+    let added: Vec<&str> = diff
+        .recipients_added
+        .iter()
+        .map(|r| r.address.email.as_str())
+        .collect();
+    assert_eq!(
+        added,
+        [
+            "collector@exfil.example.net",
+            "archive@elsewhere.example.net"
+        ]
+    );
+    let removed: Vec<&str> = diff
+        .recipients_removed
+        .iter()
+        .map(|r| r.address.email.as_str())
+        .collect();
     assert_eq!(removed, ["bob@client.example.org"]);
     assert!(diff.subject.is_none());
     assert!(!diff.unchanged);
@@ -119,17 +155,30 @@ fn a_redraft_diff_shows_the_changed_words_and_the_new_recipient() {
 #[test]
 fn a_replaced_attachment_shows_as_removed_and_added() {
     let old = render_message(&fixture("attachment-pdf.eml"), &RenderOptions::default());
-    let new = render_message(&fixture("risky-double-extension.eml"), &RenderOptions::default());
+    let new = render_message(
+        &fixture("risky-double-extension.eml"),
+        &RenderOptions::default(),
+    );
     let diff = diff_versions(&old, &new);
-    assert_eq!(diff.attachments_removed[0].file_name.as_deref(), Some("invoice-42.pdf"));
-    assert_eq!(diff.attachments_added[0].file_name.as_deref(), Some("invoice.pdf.exe"));
+    assert_eq!(
+        diff.attachments_removed[0].file_name.as_deref(),
+        Some("invoice-42.pdf")
+    );
+    assert_eq!(
+        diff.attachments_added[0].file_name.as_deref(),
+        Some("invoice.pdf.exe")
+    );
     assert!(diff.subject.is_some());
     assert!(diff_versions(&new, &new).unchanged);
 }
 
 #[test]
 fn every_prefix_of_a_rich_draft_renders_without_panicking() {
-    for name in ["mixed-alternative-related.eml", "risky-zip-with-script.eml", "encoded-word-headers.eml"] {
+    for name in [
+        "mixed-alternative-related.eml",
+        "risky-zip-with-script.eml",
+        "encoded-word-headers.eml",
+    ] {
         let raw = fixture(name);
         for cut in (0..raw.len()).step_by(7) {
             let view = render_message(&raw[..cut], &RenderOptions::default());
@@ -143,8 +192,14 @@ fn the_exfiltration_reply_is_flagged_for_the_stranger_and_the_bcc() {
     let raw = fixture("reply-exfiltration.eml");
     let options = RenderOptions {
         parent: Some(ParentMessage {
-            from: vec![Address { name: None, email: "ana@client.example.org".into() }],
-            to: vec![Address { name: None, email: "owen@example.com".into() }],
+            from: vec![Address {
+                name: None,
+                email: "ana@client.example.org".into(),
+            }],
+            to: vec![Address {
+                name: None,
+                email: "owen@example.com".into(),
+            }],
             ..ParentMessage::default()
         }),
         ..RenderOptions::default()
@@ -156,6 +211,12 @@ fn the_exfiltration_reply_is_flagged_for_the_stranger_and_the_bcc() {
         .filter(|f| f.kind == FlagKind::RecipientNotOnThread)
         .map(|f| f.about.as_str())
         .collect();
-    assert_eq!(strangers, ["collector@exfil.example.net", "archive@elsewhere.example.net"]);
+    assert_eq!(
+        strangers,
+        [
+            "collector@exfil.example.net",
+            "archive@elsewhere.example.net"
+        ]
+    );
     assert!(view.flags.iter().any(|f| f.kind == FlagKind::BccRecipient));
 }

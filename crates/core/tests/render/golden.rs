@@ -61,7 +61,10 @@ fn every_golden_fixture_renders_exactly_as_recorded() {
                 .context_radius(3)
                 .header("expected", "actual")
                 .to_string();
-            failures.push(format!("{}:\n{diff}", eml.strip_prefix(&root).unwrap().display()));
+            failures.push(format!(
+                "{}:\n{diff}",
+                eml.strip_prefix(&root).unwrap().display()
+            ));
         }
         // The JSON is the contract with the UI: it must read back into the same view.
         let back: countersign_core::render::ReviewView =
@@ -76,7 +79,9 @@ fn every_golden_fixture_renders_exactly_as_recorded() {
     );
     assert!(ran >= 30, "only {ran} golden fixtures ran");
     assert!(
-        files.iter().any(|f| f.parent().is_some_and(|p| p.ends_with("malformed"))),
+        files
+            .iter()
+            .any(|f| f.parent().is_some_and(|p| p.ends_with("malformed"))),
         "the malformed set did not run"
     );
     eprintln!("golden fixtures run: {ran}");

@@ -25,13 +25,22 @@ fn with_attachment(bytes: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_30_mb_attachment_renders_with_its_real_size_and_hash_and_the_size_flag() {
-    let bytes: Vec<u8> = (0..30 * 1024 * 1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let bytes: Vec<u8> = (0..30 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
     let raw = with_attachment(&bytes);
     let view = render_message(&raw, &RenderOptions::default());
     assert_eq!(view.attachments.len(), 1);
     assert_eq!(view.attachments[0].size, bytes.len() as u64);
-    assert_eq!(view.attachments[0].sha256, hex::encode(Sha256::digest(&bytes)));
-    assert!(view.flags.iter().any(|f| f.kind == FlagKind::OverSizeLimit), "{:?}", view.flags);
+    assert_eq!(
+        view.attachments[0].sha256,
+        hex::encode(Sha256::digest(&bytes))
+    );
+    assert!(
+        view.flags.iter().any(|f| f.kind == FlagKind::OverSizeLimit),
+        "{:?}",
+        view.flags
+    );
     assert!(view.warnings.is_empty(), "{:?}", view.warnings);
 }
 
@@ -69,5 +78,8 @@ fn a_5000_part_message_renders_every_part_in_linear_time() {
     assert_eq!((n_small, n_big), (499, 4_999));
     // 10x the parts; quadratic work would take ~100x as long. Generous for a busy machine.
     let ratio = t_big.as_secs_f64() / t_small.as_secs_f64().max(1e-4);
-    assert!(ratio < 40.0, "500 parts: {t_small:?}, 5000 parts: {t_big:?} (x{ratio:.1})");
+    assert!(
+        ratio < 40.0,
+        "500 parts: {t_small:?}, 5000 parts: {t_big:?} (x{ratio:.1})"
+    );
 }

@@ -40,7 +40,8 @@ impl ImageServer {
     /// Proves the server answers, so "0 requests" below is not a dead server.
     fn probe(&self) {
         let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.write_all(b"GET /probe HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        s.write_all(b"GET /probe HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         let mut answer = String::new();
         let _ = s.read_to_string(&mut answer);
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
@@ -67,7 +68,11 @@ fn a_remote_image_is_counted_and_removed_and_never_fetched() {
     let view = render_message(&draft_for(server.port), &RenderOptions::default());
 
     let pixel = format!("http://127.0.0.1:{}/pixel.gif", server.port);
-    assert!(view.remote_content.urls.contains(&pixel), "{:?}", view.remote_content);
+    assert!(
+        view.remote_content.urls.contains(&pixel),
+        "{:?}",
+        view.remote_content
+    );
     assert_eq!(view.remote_content.blocked_count, 3);
     assert!(!view.remote_content.allowed);
     assert!(!view.html_body.contains("127.0.0.1"), "{}", view.html_body);
@@ -87,8 +92,17 @@ fn allowing_remote_content_keeps_the_urls_and_opens_the_csp() {
     let view = render_message(&draft_for(server.port), &options);
 
     let body = body_of(&view.html_body);
-    assert!(body.contains(&format!("src=\"http://127.0.0.1:{}/pixel.gif\"", server.port)), "{body}");
-    assert!(body.contains(&format!("background=\"http://127.0.0.1:{}/table.gif\"", server.port)));
+    assert!(
+        body.contains(&format!(
+            "src=\"http://127.0.0.1:{}/pixel.gif\"",
+            server.port
+        )),
+        "{body}"
+    );
+    assert!(body.contains(&format!(
+        "background=\"http://127.0.0.1:{}/table.gif\"",
+        server.port
+    )));
     assert!(body.contains("url(http://127.0.0.1:"));
     assert_eq!(view.remote_content.blocked_count, 0);
     assert_eq!(view.remote_content.urls.len(), 3);

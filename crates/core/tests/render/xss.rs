@@ -10,7 +10,8 @@ use countersign_core::render::{render_message, RenderOptions};
 use crate::support::{body_of, fixtures, tags};
 
 /// A 1x1 PNG, attached as `cid:pixel@x` so the corpus also exercises cid resolution.
-const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+const PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
 fn draft_with_payload(payload: &str) -> Vec<u8> {
     format!(
@@ -24,15 +25,56 @@ fn draft_with_payload(payload: &str) -> Vec<u8> {
 }
 
 const FORBIDDEN_TAGS: &[&str] = &[
-    "script", "iframe", "frame", "frameset", "object", "embed", "applet", "form", "input",
-    "button", "textarea", "select", "option", "meta", "base", "link", "style", "svg", "math",
-    "video", "audio", "source", "track", "noscript", "xmp", "plaintext", "param", "animate",
-    "set", "use", "image", "template", "portal", "area", "map",
+    "script",
+    "iframe",
+    "frame",
+    "frameset",
+    "object",
+    "embed",
+    "applet",
+    "form",
+    "input",
+    "button",
+    "textarea",
+    "select",
+    "option",
+    "meta",
+    "base",
+    "link",
+    "style",
+    "svg",
+    "math",
+    "video",
+    "audio",
+    "source",
+    "track",
+    "noscript",
+    "xmp",
+    "plaintext",
+    "param",
+    "animate",
+    "set",
+    "use",
+    "image",
+    "template",
+    "portal",
+    "area",
+    "map",
 ];
 
 const FORBIDDEN_ATTRS: &[&str] = &[
-    "formaction", "srcdoc", "xlink:href", "action", "data", "poster", "usemap", "codebase",
-    "code", "http-equiv", "background", "srcset",
+    "formaction",
+    "srcdoc",
+    "xlink:href",
+    "action",
+    "data",
+    "poster",
+    "usemap",
+    "codebase",
+    "code",
+    "http-equiv",
+    "background",
+    "srcset",
 ];
 
 /// Everything wrong with one rendered document, as readable lines.
@@ -45,7 +87,13 @@ fn problems(document: &str, cid_uri: &str) -> Vec<String> {
     }
     let body = body_of(document);
     let lower = body.to_ascii_lowercase();
-    for needle in ["<script", "javascript:", "vbscript:", "livescript:", "expression("] {
+    for needle in [
+        "<script",
+        "javascript:",
+        "vbscript:",
+        "livescript:",
+        "expression(",
+    ] {
         if lower.contains(needle) {
             found.push(format!("contains {needle:?}"));
         }
@@ -69,9 +117,8 @@ fn problems(document: &str, cid_uri: &str) -> Vec<String> {
                 .filter(|c| !c.is_whitespace() && !c.is_control())
                 .collect();
             if squeezed.contains("data:") {
-                let allowed = tag == "img"
-                    && name == "src"
-                    && (value == cid_uri || value == placeholder);
+                let allowed =
+                    tag == "img" && name == "src" && (value == cid_uri || value == placeholder);
                 if !allowed {
                     found.push(format!("data: URI in {name} of <{tag}>: {value:.60}"));
                 }
@@ -85,7 +132,9 @@ fn problems(document: &str, cid_uri: &str) -> Vec<String> {
                     || squeezed.starts_with("mailto:")
                     || squeezed.starts_with("tel:"))
             {
-                found.push(format!("href with a scheme that is not a web or mail link: {value}"));
+                found.push(format!(
+                    "href with a scheme that is not a web or mail link: {value}"
+                ));
             }
         }
     }
@@ -103,8 +152,11 @@ fn no_payload_of_the_xss_corpus_leaves_anything_executable() {
     payloads.sort();
     let cid_uri = format!(
         "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD
-            .encode(base64::engine::general_purpose::STANDARD.decode(PIXEL_PNG).unwrap())
+        base64::engine::general_purpose::STANDARD.encode(
+            base64::engine::general_purpose::STANDARD
+                .decode(PIXEL_PNG)
+                .unwrap()
+        )
     );
     let mut failures = Vec::new();
     for path in &payloads {
@@ -120,7 +172,12 @@ fn no_payload_of_the_xss_corpus_leaves_anything_executable() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} payloads survived:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} payloads survived:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(payloads.len() >= 40, "only {} payloads ran", payloads.len());
 }
 

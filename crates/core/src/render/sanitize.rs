@@ -33,6 +33,8 @@ pub struct Sanitized {
     pub blocked_count: usize,
     /// Content-IDs that the HTML referenced and that were resolved from the message's parts.
     pub used_cids: Vec<String>,
+    /// Content-IDs that the HTML referenced but no image part of the message has.
+    pub missing_cids: Vec<String>,
 }
 
 /// Shown instead of a blocked remote image: a grey box saying what happened, as a `data:` SVG
@@ -56,6 +58,7 @@ struct Findings {
     seen: HashSet<String>,
     blocked: usize,
     used_cids: BTreeMap<String, ()>,
+    missing_cids: BTreeMap<String, ()>,
 }
 
 impl Findings {
@@ -166,6 +169,7 @@ pub fn sanitize_html(
         remote_urls: found.remote_urls,
         blocked_count: found.blocked,
         used_cids: found.used_cids.into_keys().collect(),
+        missing_cids: found.missing_cids.into_keys().collect(),
     }
 }
 
@@ -187,7 +191,10 @@ fn filter_attribute<'u>(
             let lower = value.trim().to_ascii_lowercase();
             if let Some(cid) = lower.strip_prefix("cid:") {
                 let cid = normalize_cid(&percent_decode(cid));
-                let uri = cids.get(&cid)?;
+                let Some(uri) = cids.get(&cid) else {
+                    found.missing_cids.insert(cid, ());
+                    return None;
+                };
                 found.used_cids.insert(cid, ());
                 Some(Cow::Owned(uri.clone()))
             } else if let Some(url) = remote_url(value) {

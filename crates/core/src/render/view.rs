@@ -124,6 +124,8 @@ pub enum WarningKind {
     InvalidDate,
     /// Raw bytes that are not UTF-8 in a header.
     BrokenHeader,
+    /// The HTML shows a `cid:` image that the message does not contain.
+    MissingInlineImage,
 }
 
 /// A problem found while reading the draft, shown to the owner.
@@ -750,6 +752,16 @@ fn read_bodies(
         view.remote_content.blocked_count = clean.blocked_count;
         view.remote_content.urls = clean.remote_urls;
         used_cids = clean.used_cids;
+        for cid in clean.missing_cids {
+            view.warnings.push(Warning {
+                kind: WarningKind::MissingInlineImage,
+                message: format!(
+                    "The body shows the inline image \"cid:{}\", but the draft contains no \
+                     image part with that Content-ID; the recipient will see a broken image.",
+                    printable(&cid, 80)
+                ),
+            });
+        }
         fragment = clean.fragment;
     } else if !text_source.is_empty() {
         fragment = text::text_to_html(&text_source);

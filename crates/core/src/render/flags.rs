@@ -266,8 +266,8 @@ fn risky_name(name: &str) -> Option<String> {
     if !RISKY_EXTENSIONS.contains(&ext.as_str()) {
         return None;
     }
-    let stem = name.trim_end_matches(['.', ' ']);
-    let stem = &stem[..stem.len() - ext.len() - 1];
+    let trimmed = name.trim_end_matches(['.', ' ']);
+    let stem = trimmed.rsplit_once('.').map_or("", |(stem, _)| stem);
     if let Some(inner) = extension(stem) {
         if expected_type(&inner).is_some()
             || matches!(inner.as_str(), "txt" | "csv" | "doc" | "rtf")
@@ -535,6 +535,18 @@ mod tests {
             out[0].explanation.contains("double extension"),
             "{}",
             out[0].explanation
+        );
+    }
+
+    #[test]
+    fn non_ascii_names_whose_lower_case_grows_do_not_panic() {
+        assert_eq!(
+            kinds(&meta("İİİ.pdf.EXE", None, None), None),
+            [FlagKind::RiskyAttachment]
+        );
+        assert_eq!(
+            kinds(&meta("x.İexe", None, None), None),
+            Vec::<FlagKind>::new()
         );
     }
 

@@ -30,7 +30,10 @@ pub fn decode_entities(text: &str) -> String {
     while let Some(at) = rest.find('&') {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
-        let end = rest[..rest.len().min(12)].find(';');
+        // Entity names are ASCII: look for ';' in the first bytes without slicing a char.
+        let end = rest.as_bytes()[..rest.len().min(12)]
+            .iter()
+            .position(|&b| b == b';');
         let decoded = end.and_then(|end| {
             let name = &rest[1..end];
             let c = match name {
@@ -125,8 +128,9 @@ pub fn html_to_text(fragment: &str) -> String {
     let mut rest = fragment;
     while let Some(at) = rest.find('<') {
         out.push_str(&decode_entities(&rest[..at]));
-        let end = rest[at..].find('>').map_or(rest.len(), |e| at + e + 1);
-        let tag = rest[at + 1..end.saturating_sub(1).max(at + 1)].to_ascii_lowercase();
+        let tag_end = rest[at..].find('>').map_or(rest.len(), |e| at + e);
+        let tag = rest[at + 1..tag_end].to_ascii_lowercase();
+        let end = (tag_end + 1).min(rest.len());
         let name: String = tag
             .trim_start_matches('/')
             .chars()
@@ -298,6 +302,13 @@ mod tests {
         ));
         assert!(!link_mismatch("click here", "https://evil.example"));
         assert!(!link_mismatch("ana@example.com", "mailto:ana@example.com"));
+    }
+
+    #[test]
+    fn cut_off_markup_and_entities_next_to_multibyte_text_do_not_panic() {
+        assert_eq!(decode_entities("&ééééééé;"), "&ééééééé;");
+        assert_eq!(html_to_text("a <b é"), "a");
+        assert_eq!(html_to_text("é<"), "é");
     }
 
     #[test]

@@ -209,13 +209,27 @@ fn zip_family(t: &str) -> bool {
         || t == "application/x-zip-compressed"
 }
 
+/// Maps the legacy and vendor aliases mail clients still send to one name per type.
+fn canonical(t: &str) -> &str {
+    match t {
+        "image/jpg" | "image/pjpeg" => "image/jpeg",
+        "image/x-png" => "image/png",
+        "image/x-ms-bmp" | "image/x-bmp" => "image/bmp",
+        "application/x-pdf" | "application/acrobat" => "application/pdf",
+        "application/x-gzip" | "application/gzip-compressed" => "application/gzip",
+        "application/x-zip-compressed" | "application/x-zip" | "multipart/x-zip" => {
+            "application/zip"
+        }
+        "application/x-rar-compressed" | "application/x-rar" => "application/vnd.rar",
+        other => other,
+    }
+}
+
 fn same_kind(a: &str, b: &str) -> bool {
+    let (a, b) = (canonical(a), canonical(b));
     a == b
-        || (a == "image/jpeg" && b == "image/jpg")
-        || (a == "image/jpg" && b == "image/jpeg")
         // Office declares docx as a zip now and then, and zip tools the other way round.
-        || (zip_family(a) && zip_family(b) && (a == "application/zip" || b == "application/zip"
-            || a == "application/x-zip-compressed" || b == "application/x-zip-compressed"))
+        || (zip_family(a) && zip_family(b) && (a == "application/zip" || b == "application/zip"))
         || (a == "application/x-ole-storage" && is_legacy_office(b))
         || (b == "application/x-ole-storage" && is_legacy_office(a))
         || (a == "application/x-msdownload" && is_executable_type(b))
@@ -571,6 +585,29 @@ mod tests {
     fn an_xlsx_declared_as_zip_is_not_a_mismatch() {
         let xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
         assert!(kinds(&meta("a.xlsx", Some("application/zip"), Some(xlsx)), None).is_empty());
+    }
+
+    #[test]
+    fn legacy_type_aliases_are_not_a_mismatch() {
+        assert!(kinds(
+            &meta("a.gz", Some("application/x-gzip"), Some("application/gzip")),
+            None
+        )
+        .is_empty());
+        assert!(kinds(
+            &meta("a.jpg", Some("image/pjpeg"), Some("image/jpeg")),
+            None
+        )
+        .is_empty());
+        assert!(kinds(
+            &meta(
+                "a.zip",
+                Some("application/x-zip-compressed"),
+                Some("application/zip")
+            ),
+            None
+        )
+        .is_empty());
     }
 
     #[test]

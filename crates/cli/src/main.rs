@@ -1,1 +1,183 @@
-fn main() {}
+//! `countersign`: the headless face of Countersign — every command is a thin call into
+//! `countersign-core`, so the CLI and the desktop app behave the same on the same data dir.
+
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use countersign_core::decide::{self, UndoWindow};
+use countersign_core::store::DecisionFilter;
+use countersign_core::{ItemFilter, ItemState, Store};
+
+/// Review and decide on the email your AI agents drafted.
+#[derive(Debug, Parser)]
+#[command(name = "countersign", version, about)]
+struct Cli {
+    /// The data directory (default: $COUNTERSIGN_DATA_DIR, else the platform data dir).
+    #[arg(long, global = true, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List review items (pending first).
+    List {
+        /// Only items in this state (pending, awaiting_check, queued, sending, sent, rejected,
+        /// send_failed, conflict, gone).
+        #[arg(long)]
+        state: Vec<String>,
+    },
+    /// Show one item: headers, body, versions, decisions and the audit trail.
+    Show {
+        /// The item id from `countersign list`.
+        id: i64,
+    },
+    /// Approve an item: it is sent after the undo window.
+    Approve {
+        /// The item id.
+        id: i64,
+        /// Send as soon as the dispatcher runs, without an undo window.
+        #[arg(long)]
+        no_undo: bool,
+    },
+    /// Reject an item with a reason.
+    Reject {
+        /// The item id.
+        id: i64,
+        /// Why (goes back to the agent and into the audit log).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Take back a decision while its undo window is open.
+    Undo {
+        /// The item id.
+        id: i64,
+    },
+    /// List decisions waiting in the outbox (with --all, every decision ever made).
+    Outbox {
+        /// Include finished decisions.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Stop sending: no decision leaves until `resume`.
+    Pause,
+    /// Resume sending.
+    Resume,
+}
+
+const ACTOR: &str = "owner via cli";
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("countersign: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("countersign: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    // yup-oauth2 logs tokens at debug level: never let it below warn, whatever RUST_LOG says.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+        .add_directive("yup_oauth2=warn".parse().expect("static directive"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+async fn open_store(cli: &Cli) -> Result<Store> {
+    let dir = match &cli.data_dir {
+        Some(dir) => dir.clone(),
+        None => countersign_core::paths::default_data_dir()
+            .context("cannot find a data directory: pass --data-dir or set COUNTERSIGN_DATA_DIR")?,
+    };
+    Store::open(&dir)
+        .await
+        .with_context(|| format!("cannot open the data directory {}", dir.display()))
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    let store = open_store(&cli).await?;
+    let json = cli.json;
+    match &cli.command {
+        Command::List { state } => {
+            let states = state
+                .iter()
+                .map(|s| s.parse::<ItemState>())
+                .collect::<Result<Vec<_>, _>>()
+                .context("cannot filter by that state")?;
+            let filter = ItemFilter {
+                states,
+                ..ItemFilter::default()
+            };
+            let items = store.list_items(&filter).await?;
+            output::items(&items, json)
+        }
+        Command::Show { id } => {
+            let shown = output::ItemDetail::load(&store, *id).await?;
+            output::item_detail(&shown, json)
+        }
+        Command::Approve { id, no_undo } => {
+            let window = if *no_undo {
+                UndoWindow::None
+            } else {
+                UndoWindow::FromSettings
+            };
+            let decision = decide::approve(&store, *id, window, ACTOR).await?;
+            output::decision_made(&decision, json)
+        }
+        Command::Reject { id, reason } => {
+            let decision = decide::reject(&store, *id, reason, ACTOR).await?;
+            output::decision_made(&decision, json)
+        }
+        Command::Undo { id } => {
+            let decision = decide::undo(&store, *id, ACTOR).await?;
+            output::decision_made(&decision, json)
+        }
+        Command::Outbox { all } => {
+            let filter = if *all {
+                DecisionFilter::All
+            } else {
+                DecisionFilter::Live
+            };
+            let decisions = store.list_decisions(filter).await?;
+            output::decisions(&decisions, json)
+        }
+        Command::Pause => {
+            store.set_paused(true).await?;
+            output::message(
+                "Sending is paused: nothing leaves until `countersign resume`.",
+                json,
+            )
+        }
+        Command::Resume => {
+            store.set_paused(false).await?;
+            output::message("Sending resumed.", json)
+        }
+    }
+}

@@ -7,8 +7,10 @@
 //! it talks to the services only through `countersign-gmail` and `countersign-muster`,
 //! converting their wire types at the boundary.
 
+pub mod decide;
 pub mod domain;
 pub mod error;
+pub mod paths;
 pub mod render;
 pub mod store;
 

@@ -95,26 +95,16 @@ fn remote_url(value: &str) -> Option<String> {
     }
 }
 
-/// Sanitizes `html`: see the module docs. `cids` maps normalized Content-IDs to images.
+/// Sanitizes `html`: see the module docs. `cids` maps normalized Content-IDs to images; only
+/// the images the HTML really shows are encoded.
 pub fn sanitize_html(
     html: &str,
-    cids: &HashMap<String, CidImage>,
+    cids: HashMap<String, CidImage>,
     allow_remote_content: bool,
 ) -> Sanitized {
     let findings = Arc::new(Mutex::new(Findings::default()));
-    // The filter must be 'static, so it owns what it reads: data URIs are built on demand.
-    let cid_uris: Arc<HashMap<String, String>> = Arc::new(
-        cids.iter()
-            .map(|(k, v)| {
-                let uri = format!(
-                    "data:{};base64,{}",
-                    v.content_type,
-                    base64::engine::general_purpose::STANDARD.encode(&v.bytes)
-                );
-                (k.clone(), uri)
-            })
-            .collect(),
-    );
+    // The filter must be 'static, so it owns the images it may inline.
+    let cids = Arc::new(cids);
     let placeholder = blocked_image_placeholder();
 
     let mut builder = ammonia::Builder::default();
@@ -155,7 +145,7 @@ pub fn sanitize_html(
             attribute,
             value,
             allow_remote_content,
-            &cid_uris,
+            &cids,
             &placeholder,
             &mut found,
         )
@@ -178,7 +168,7 @@ fn filter_attribute<'u>(
     attribute: &str,
     value: &'u str,
     allow_remote: bool,
-    cids: &HashMap<String, String>,
+    cids: &HashMap<String, CidImage>,
     placeholder: &str,
     found: &mut Findings,
 ) -> Option<Cow<'u, str>> {
@@ -191,12 +181,16 @@ fn filter_attribute<'u>(
             let lower = value.trim().to_ascii_lowercase();
             if let Some(cid) = lower.strip_prefix("cid:") {
                 let cid = normalize_cid(&percent_decode(cid));
-                let Some(uri) = cids.get(&cid) else {
+                let Some(image) = cids.get(&cid) else {
                     found.missing_cids.insert(cid, ());
                     return None;
                 };
                 found.used_cids.insert(cid, ());
-                Some(Cow::Owned(uri.clone()))
+                Some(Cow::Owned(format!(
+                    "data:{};base64,{}",
+                    image.content_type,
+                    base64::engine::general_purpose::STANDARD.encode(&image.bytes)
+                )))
             } else if let Some(url) = remote_url(value) {
                 found.remote(&url, !allow_remote);
                 Some(if allow_remote {
@@ -358,7 +352,7 @@ mod tests {
     use super::*;
 
     fn clean(html: &str) -> Sanitized {
-        sanitize_html(html, &HashMap::new(), false)
+        sanitize_html(html, HashMap::new(), false)
     }
 
     #[test]
@@ -382,7 +376,7 @@ mod tests {
     fn remote_images_are_kept_when_the_owner_allows_them() {
         let out = sanitize_html(
             "<img src=\"https://t.example/p.gif\">",
-            &HashMap::new(),
+            HashMap::new(),
             true,
         );
         assert_eq!(out.blocked_count, 0);
@@ -408,7 +402,7 @@ mod tests {
                 bytes: vec![1, 2, 3],
             },
         );
-        let out = sanitize_html("<img src=\"cid:logo@x\">", &cids, false);
+        let out = sanitize_html("<img src=\"cid:logo@x\">", cids, false);
         assert_eq!(out.fragment, "<img src=\"data:image/png;base64,AQID\">");
         assert_eq!(out.used_cids, ["logo@x"]);
     }

@@ -5,7 +5,7 @@
 //! [`Warning`] that the review shows, rather than an error that hides the draft.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use mail_parser::{Message, MessageParser, MessagePart, MimeHeaders, PartType};
 use serde::{Deserialize, Serialize};
@@ -289,7 +289,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
             })
             .collect();
         let cids = cid_images(&message, raw);
-        let used = read_bodies(&message, &cids, options, &mut view);
+        let used = read_bodies(&message, cids, options, &mut view);
         view.attachments = parts.into_iter().map(|(meta, _)| meta).collect();
         for a in &mut view.attachments {
             if let Some(cid) = &a.content_id {
@@ -325,9 +325,10 @@ pub fn render_plain_text(
     answers: Option<&ParentMessage>,
     options: &RenderOptions,
 ) -> ReviewView {
-    let fragment = text::text_to_html(text);
+    let text = text.replace("\r\n", "\n");
+    let fragment = text::text_to_html(&text);
     let mut view = ReviewView {
-        text_body: text.to_owned(),
+        text_body: text.clone(),
         html_body: sanitize::wrap_document(&fragment, options.allow_remote_content),
         html_derived: true,
         links: text::extract_links(&fragment),
@@ -361,7 +362,7 @@ pub fn attachment_bytes(raw: &[u8], index: usize) -> Option<(AttachmentMeta, Vec
     // `inline` depends on the HTML; recompute it the way render_message does.
     let cids = cid_images(&message, raw);
     let mut view = ReviewView::default();
-    let used = read_bodies(&message, &cids, &RenderOptions::default(), &mut view);
+    let used = read_bodies(&message, cids, &RenderOptions::default(), &mut view);
     if let Some(cid) = &meta.content_id {
         if used.contains(&sanitize::normalize_cid(cid)) {
             meta.inline = true;
@@ -711,10 +712,10 @@ fn cid_images(message: &Message<'_>, raw: &[u8]) -> HashMap<String, CidImage> {
 
 fn read_bodies(
     message: &Message<'_>,
-    cids: &HashMap<String, CidImage>,
+    cids: HashMap<String, CidImage>,
     options: &RenderOptions,
     view: &mut ReviewView,
-) -> Vec<String> {
+) -> HashSet<String> {
     let mut html_source = String::new();
     for &id in &message.html_body {
         if let Some(PartType::Html(h)) = message.parts.get(id as usize).map(|p| &p.body) {
@@ -746,12 +747,12 @@ fn read_bodies(
     let text_source = texts.join("\n\n").replace("\r\n", "\n");
 
     let fragment;
-    let mut used_cids = Vec::new();
+    let mut used_cids = HashSet::new();
     if !html_source.is_empty() {
         let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
         view.remote_content.blocked_count = clean.blocked_count;
         view.remote_content.urls = clean.remote_urls;
-        used_cids = clean.used_cids;
+        used_cids = clean.used_cids.into_iter().collect();
         for cid in clean.missing_cids {
             view.warnings.push(Warning {
                 kind: WarningKind::MissingInlineImage,

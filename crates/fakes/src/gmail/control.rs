@@ -56,11 +56,11 @@ struct RawBody {
 }
 
 impl RawBody {
-    fn bytes(&self) -> Result<Vec<u8>, Response> {
+    fn bytes(&self) -> Result<Vec<u8>, &'static str> {
         match (&self.raw, &self.raw_text) {
-            (Some(raw), _) => decode_raw(raw).ok_or_else(|| bad("raw is not base64url")),
+            (Some(raw), _) => decode_raw(raw).ok_or("raw is not base64url"),
             (None, Some(text)) => Ok(text.clone().into_bytes()),
-            (None, None) => Err(bad("give raw (base64url) or rawText")),
+            (None, None) => Err("give raw (base64url) or rawText"),
         }
     }
 }
@@ -80,7 +80,7 @@ fn not_found() -> Response {
 async fn file_draft(State(sh): State<Arc<Shared>>, Json(body): Json<RawBody>) -> Response {
     let raw = match body.bytes() {
         Ok(r) => r,
-        Err(e) => return e,
+        Err(e) => return bad(e),
     };
     let filed = sh.file_draft(raw, body.thread_id);
     Json(json!({"id": filed.id, "messageId": filed.message_id, "threadId": filed.thread_id}))
@@ -104,7 +104,7 @@ async fn update_draft(
 ) -> Response {
     let raw = match body.bytes() {
         Ok(r) => r,
-        Err(e) => return e,
+        Err(e) => return bad(e),
     };
     match sh.update_draft(&id, raw, body.thread_id) {
         Some(message_id) => Json(json!({"id": id, "messageId": message_id})).into_response(),
@@ -123,7 +123,7 @@ async fn delete_draft(State(sh): State<Arc<Shared>>, Path(id): Path<String>) -> 
 async fn add_message(State(sh): State<Arc<Shared>>, Json(body): Json<RawBody>) -> Response {
     let raw = match body.bytes() {
         Ok(r) => r,
-        Err(e) => return e,
+        Err(e) => return bad(e),
     };
     let labels = body
         .label_ids

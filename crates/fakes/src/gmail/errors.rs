@@ -10,9 +10,27 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-/// A Google API error ready to be answered.
+/// A Google API error ready to be answered (boxed: it travels in many `Result`s).
 #[derive(Clone, Debug)]
-pub(crate) struct ApiError {
+pub(crate) struct ApiError(Box<ApiErrorBody>);
+
+impl std::ops::Deref for ApiError {
+    type Target = ApiErrorBody;
+
+    fn deref(&self) -> &ApiErrorBody {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ApiError {
+    fn deref_mut(&mut self) -> &mut ApiErrorBody {
+        &mut self.0
+    }
+}
+
+/// The parts of a Google API error.
+#[derive(Clone, Debug)]
+pub(crate) struct ApiErrorBody {
     pub status: u16,
     pub message: String,
     pub reason: String,
@@ -36,7 +54,7 @@ impl ApiError {
             503 => ("global", "UNAVAILABLE"),
             _ => ("global", "INTERNAL"),
         };
-        ApiError {
+        ApiError(Box::new(ApiErrorBody {
             status,
             message: message.into(),
             reason: reason.to_owned(),
@@ -44,7 +62,7 @@ impl ApiError {
             status_text,
             needed_scopes: None,
             rpc_method: None,
-        }
+        }))
     }
 
     pub fn not_found() -> Self {

@@ -396,7 +396,7 @@ impl State {
     /// Messages newest first.
     pub fn messages_newest_first(&self) -> Vec<&StoredMessage> {
         let mut all: Vec<&StoredMessage> = self.messages.values().collect();
-        all.sort_by(|a, b| b.seq.cmp(&a.seq));
+        all.sort_by_key(|m| std::cmp::Reverse(m.seq));
         all
     }
 
@@ -407,7 +407,7 @@ impl State {
             .iter()
             .filter_map(|(id, d)| self.messages.get(&d.message_id).map(|m| (id, m)))
             .collect();
-        all.sort_by(|a, b| b.1.seq.cmp(&a.1.seq));
+        all.sort_by_key(|d| std::cmp::Reverse(d.1.seq));
         all
     }
 

@@ -1,0 +1,208 @@
+//! The OAuth flow through yup-oauth2, with the test playing the browser.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use countersign_fakes::gmail::{FakeGmail, GmailConfig};
+use countersign_gmail::oauth::{
+    can_send, connect, Browser, ClientSecret, ConnectOptions, OAuthTokenSource, OpenUrl,
+    CANNOT_SEND_SENTENCE, GMAIL_MODIFY, GMAIL_READONLY,
+};
+use countersign_gmail::{Error, GmailClient, TokenStorageKind, TokenStore};
+
+use crate::support::{config, fake, fake_with, quick_retries};
+
+/// A browser that follows the consent page's redirect back to the loopback server.
+fn test_browser(opened: Arc<AtomicUsize>) -> OpenUrl {
+    Arc::new(move |url: String| {
+        let opened = opened.clone();
+        Box::pin(async move {
+            opened.fetch_add(1, Ordering::SeqCst);
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| e.to_string())?;
+            let consent = http.get(&url).send().await.map_err(|e| e.to_string())?;
+            assert_eq!(consent.status(), 302, "the fake auto-approves");
+            let location = consent
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .ok_or("no redirect")?
+                // yup-oauth2 listens on 127.0.0.1 and names it localhost; stay on IPv4.
+                .replacen("://localhost:", "://127.0.0.1:", 1);
+            let back = http
+                .get(&location)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            assert!(back.status().is_success(), "loopback took the code");
+            Ok(())
+        })
+    })
+}
+
+fn secret(fake: &FakeGmail) -> ClientSecret {
+    ClientSecret::from_json(&fake.client_secret_json().to_string()).unwrap()
+}
+
+fn options(fake: &FakeGmail, opened: Arc<AtomicUsize>) -> ConnectOptions {
+    ConnectOptions {
+        browser: Browser::Custom(test_browser(opened)),
+        consent_timeout: Duration::from_secs(20),
+        tokeninfo_url: fake.tokeninfo_url(),
+    }
+}
+
+fn oauth_client(fake: &FakeGmail, store: &TokenStore, account: &str) -> GmailClient {
+    let tokens = OAuthTokenSource::new(secret(fake), store.clone(), account).unwrap();
+    GmailClient::new(config(fake, quick_retries()), Arc::new(tokens)).unwrap()
+}
+
+#[tokio::test]
+async fn connecting_runs_consent_stores_tokens_and_reports_the_granted_scopes() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    let opened = Arc::new(AtomicUsize::new(0));
+
+    let connection = connect(
+        &secret(&fake),
+        &store,
+        "acct-1",
+        options(&fake, opened.clone()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+    assert_eq!(connection.granted.scopes, vec![GMAIL_MODIFY]);
+    assert_eq!(connection.storage_kind, TokenStorageKind::File);
+    assert!(can_send(&connection.granted.scopes).is_ok());
+    let stored = store.load("acct-1").unwrap().expect("tokens stored");
+    assert!(stored.refresh_token.is_some());
+
+    // A later process uses the stored tokens without any browser.
+    let gmail = oauth_client(&fake, &store, "acct-1");
+    assert_eq!(
+        gmail.profile().await.unwrap().email_address,
+        "owner@example.com"
+    );
+    assert_eq!(fake.request_count("oauth.authorize"), 1);
+}
+
+#[tokio::test]
+async fn an_expired_access_token_is_refreshed_without_the_user() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    connect(&secret(&fake), &store, "a", options(&fake, Arc::default()))
+        .await
+        .unwrap();
+    let before = store.load("a").unwrap().unwrap();
+    let gmail = oauth_client(&fake, &store, "a");
+    gmail.profile().await.unwrap();
+
+    fake.expire_access_tokens();
+    gmail.profile().await.unwrap();
+    let after = store.load("a").unwrap().unwrap();
+    assert_ne!(
+        after.access_token, before.access_token,
+        "the new token is stored"
+    );
+    assert_eq!(after.refresh_token, before.refresh_token);
+    assert_eq!(fake.request_count("oauth.authorize"), 1, "no new consent");
+}
+
+#[tokio::test]
+async fn fewer_scopes_granted_than_asked_gives_the_refusal_sentence() {
+    let fake = fake_with(GmailConfig {
+        grant_scopes: Some(vec![GMAIL_READONLY.to_owned()]),
+        ..GmailConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    let connection = connect(&secret(&fake), &store, "ro", options(&fake, Arc::default()))
+        .await
+        .unwrap();
+    assert_eq!(connection.granted.scopes, vec![GMAIL_READONLY]);
+    let refusal = can_send(&connection.granted.scopes).unwrap_err();
+    assert_eq!(refusal.to_string(), CANNOT_SEND_SENTENCE);
+    // The account still syncs.
+    assert!(oauth_client(&fake, &store, "ro")
+        .list_drafts()
+        .await
+        .is_ok());
+}
+
+#[tokio::test]
+async fn a_revoked_refresh_token_says_sign_in_again_without_opening_a_browser() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    let opened = Arc::new(AtomicUsize::new(0));
+    connect(&secret(&fake), &store, "r", options(&fake, opened.clone()))
+        .await
+        .unwrap();
+    let gmail = oauth_client(&fake, &store, "r");
+    gmail.profile().await.unwrap();
+
+    fake.revoke_refresh_tokens();
+    let err = gmail.profile().await.unwrap_err();
+    assert!(matches!(err, Error::SignInAgain), "{err:?}");
+    assert!(err.to_string().contains("sign in to Gmail again"), "{err}");
+    assert_eq!(opened.load(Ordering::SeqCst), 1, "only the first consent");
+    assert_eq!(fake.request_count("oauth.authorize"), 1);
+    // Asking again does not loop either.
+    assert!(matches!(gmail.list_drafts().await, Err(Error::SignInAgain)));
+}
+
+#[tokio::test]
+async fn an_account_without_tokens_says_sign_in_again() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gmail = oauth_client(&fake, &TokenStore::file(dir.path()), "never-connected");
+    assert!(matches!(gmail.profile().await, Err(Error::SignInAgain)));
+}
+
+#[tokio::test]
+async fn consent_that_never_comes_back_times_out_with_a_clear_message() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    let ignore: OpenUrl = Arc::new(|_url| Box::pin(async { Ok(()) }));
+    let err = connect(
+        &secret(&fake),
+        &store,
+        "t",
+        ConnectOptions {
+            browser: Browser::Custom(ignore),
+            consent_timeout: Duration::from_millis(300),
+            tokeninfo_url: fake.tokeninfo_url(),
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, Error::ConsentTimedOut { .. }), "{err:?}");
+    assert!(err.to_string().contains("browser"), "{err}");
+    assert_eq!(store.load("t").unwrap(), None);
+}
+
+#[tokio::test]
+async fn removing_the_account_tokens_ends_access() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    connect(
+        &secret(&fake),
+        &store,
+        "gone",
+        options(&fake, Arc::default()),
+    )
+    .await
+    .unwrap();
+    store.remove("gone").unwrap();
+    let gmail = oauth_client(&fake, &store, "gone");
+    assert!(matches!(gmail.profile().await, Err(Error::SignInAgain)));
+}

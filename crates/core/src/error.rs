@@ -54,6 +54,12 @@ pub enum Error {
         /// A sentence for the owner.
         why: String,
     },
+    /// A Gmail call failed.
+    #[error(transparent)]
+    Gmail(#[from] countersign_gmail::Error),
+    /// A muster call failed.
+    #[error(transparent)]
+    Muster(#[from] countersign_muster::Error),
 }
 
 /// The core's result type.

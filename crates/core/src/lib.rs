@@ -12,7 +12,10 @@ pub mod domain;
 pub mod error;
 pub mod paths;
 pub mod render;
+pub mod secrets;
+pub mod services;
 pub mod store;
+pub mod sync;
 
 pub use domain::{DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState, Source};
 pub use error::{Error, Result};

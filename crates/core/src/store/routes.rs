@@ -66,6 +66,17 @@ impl Store {
         Ok(())
     }
 
+    /// The message a mirrored route belongs to.
+    pub async fn route_message(&self, account_id: &str, route_id: &str) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT message_id FROM routes WHERE account_id = ? AND route_id = ?",
+        )
+        .bind(account_id)
+        .bind(route_id)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
     /// Every route of one message, oldest first: the chain the owner reads.
     pub async fn routes_for_message(
         &self,

@@ -1,0 +1,274 @@
+//! Syncing a Gmail account's drafts into the mirror.
+//!
+//! - Incremental from the stored history id: `history.list?labelId=DRAFT` (2 units). Nothing
+//!   changed ⇒ that one request is the whole sync. Something changed ⇒ list the drafts and fetch
+//!   only those whose message id (their version) is new. A 404 ⇒ the id is too old ⇒ full sync.
+//! - Full: the profile's history id first (so nothing that happens during the sync is missed),
+//!   then the same list-and-fetch.
+//! - A draft that disappeared is marked gone, "sent elsewhere" when SENT has its Message-ID.
+//! - The parent message of a reply (its In-Reply-To) is fetched once per item, for the
+//!   recipient check of the review.
+
+use std::collections::{HashMap, HashSet};
+
+use countersign_gmail::{GmailClient, MessageQuery, RawDraft};
+use serde::Serialize;
+
+use crate::domain::{ItemEvent, ItemState, Source};
+use crate::error::{Error, Result};
+use crate::render::{render_message, ParentMessage, RenderOptions, ReviewView};
+use crate::store::{Account, AttachmentMeta, DraftContent, MusterFields, ObservedDraft, Store};
+
+/// What a Gmail sync did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GmailSyncReport {
+    /// It was a full sync.
+    pub full: bool,
+    /// Drafts fetched (new or changed).
+    pub fetched: usize,
+    /// Items seen for the first time.
+    pub new_items: usize,
+    /// New versions of known items.
+    pub new_versions: usize,
+    /// Items that disappeared.
+    pub gone: usize,
+}
+
+const PARENT_HEADERS: [&str; 6] = ["From", "To", "Cc", "Reply-To", "Message-ID", "Subject"];
+
+/// Bring the mirror up to date with the account's drafts.
+pub async fn sync_gmail(
+    store: &Store,
+    account: &Account,
+    client: &GmailClient,
+) -> Result<GmailSyncReport> {
+    let cursor = store.sync_cursor(&account.id).await?;
+    if let Some(start) = cursor.history_id.as_deref() {
+        match client.list_draft_history(start).await {
+            Ok(changes) if changes.is_empty() => {
+                store
+                    .record_sync_success(&account.id, Some(&changes.history_id), false)
+                    .await?;
+                return Ok(GmailSyncReport::default());
+            }
+            Ok(changes) => {
+                let report = reconcile(store, account, client, false).await?;
+                store
+                    .record_sync_success(&account.id, Some(&changes.history_id), false)
+                    .await?;
+                return Ok(report);
+            }
+            Err(countersign_gmail::Error::NotFound { .. }) => {
+                tracing::info!(account = %account.id, "history id too old; full sync");
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let profile = client.profile().await?;
+    let report = reconcile(store, account, client, true).await?;
+    store
+        .record_sync_success(&account.id, Some(&profile.history_id), true)
+        .await?;
+    Ok(report)
+}
+
+async fn reconcile(
+    store: &Store,
+    account: &Account,
+    client: &GmailClient,
+    full: bool,
+) -> Result<GmailSyncReport> {
+    let mut report = GmailSyncReport {
+        full,
+        ..GmailSyncReport::default()
+    };
+    let listed = client.list_drafts().await?;
+    let known: HashMap<String, (i64, String, ItemState)> = store
+        .item_versions(&account.id)
+        .await?
+        .into_iter()
+        .map(|(id, external, version, state)| (external, (id, version, state)))
+        .collect();
+    let listed_ids: HashSet<&str> = listed.iter().map(|d| d.id.as_str()).collect();
+    for draft in &listed {
+        if known.get(&draft.id).map(|(_, version, _)| version) == Some(&draft.message_id) {
+            continue;
+        }
+        let raw = match client.get_draft_raw(&draft.id).await {
+            Ok(raw) => raw,
+            // Sent or deleted between the list and the get: the next sync sees it gone.
+            Err(countersign_gmail::Error::NotFound { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        report.fetched += 1;
+        let parent = match known.get(&draft.id) {
+            Some((item_id, _, _)) => store.get_item(*item_id).await?.answers_json,
+            None => None,
+        };
+        let observed = observe(account, client, &raw, parent).await?;
+        let outcome = store.record_draft(&observed).await?;
+        if outcome.created {
+            report.new_items += 1;
+        } else if outcome.new_version {
+            report.new_versions += 1;
+        }
+    }
+    for (external_id, (item_id, _, state)) in &known {
+        if listed_ids.contains(external_id.as_str()) || !is_mirrored_as_present(*state) {
+            continue;
+        }
+        let reason = vanished_reason(store, client, *item_id).await?;
+        store
+            .apply_item_event(*item_id, ItemEvent::Vanished, Some(&reason))
+            .await?;
+        report.gone += 1;
+    }
+    Ok(report)
+}
+
+/// States in which a draft missing from Gmail means it went away behind our back. Queued and
+/// sending items belong to the dispatcher, which reconciles them itself.
+fn is_mirrored_as_present(state: ItemState) -> bool {
+    matches!(
+        state,
+        ItemState::Pending | ItemState::Conflict | ItemState::AwaitingCheck
+    )
+}
+
+async fn vanished_reason(store: &Store, client: &GmailClient, item_id: i64) -> Result<String> {
+    let item = store.get_item(item_id).await?;
+    let version = store.version(item_id, &item.summary.version).await?;
+    let message_id = render_message(version.content.bytes(), &RenderOptions::default()).message_id;
+    if let Some(message_id) = message_id {
+        if !client
+            .find_sent_by_message_id(&message_id)
+            .await?
+            .is_empty()
+        {
+            return Ok("sent elsewhere (it is in Gmail's Sent)".into());
+        }
+    }
+    Ok("deleted elsewhere (it is no longer in Gmail's Drafts)".into())
+}
+
+async fn observe(
+    account: &Account,
+    client: &GmailClient,
+    raw: &RawDraft,
+    known_parent: Option<String>,
+) -> Result<ObservedDraft> {
+    let view = render_message(&raw.raw, &RenderOptions::default());
+    let answers_json = match (known_parent, view.in_reply_to.first()) {
+        (Some(json), _) => Some(json),
+        (None, Some(parent_id)) => fetch_parent(client, parent_id)
+            .await?
+            .map(|parent| serde_json::to_string(&parent))
+            .transpose()
+            .map_err(|e| Error::Corrupt(e.to_string()))?,
+        (None, None) => None,
+    };
+    Ok(ObservedDraft {
+        account_id: account.id.clone(),
+        source: Source::Gmail,
+        external_id: raw.id.clone(),
+        version: raw.message_id.clone(),
+        content: DraftContent::Raw(raw.raw.clone()),
+        observed_state: ItemState::Pending,
+        thread_id: Some(raw.thread_id.clone()).filter(|t| !t.is_empty()),
+        subject: view.subject.clone().unwrap_or_default(),
+        from_addr: addresses(&view.from),
+        recipients: recipients(&view),
+        snippet: snippet(&view.text_body),
+        muster: MusterFields::default(),
+        answers_json,
+        state_reason: None,
+        attachments: view
+            .attachments
+            .iter()
+            .map(|a| AttachmentMeta {
+                file_name: a.file_name.clone(),
+                content_type: a
+                    .declared_type
+                    .clone()
+                    .unwrap_or_else(|| "application/octet-stream".into()),
+                size: a.size,
+                sha256: a.sha256.clone(),
+                inline: a.inline,
+                content_id: a.content_id.clone(),
+            })
+            .collect(),
+    })
+}
+
+/// The message a reply answers, found by its Message-ID anywhere in the mailbox.
+async fn fetch_parent(client: &GmailClient, message_id: &str) -> Result<Option<ParentMessage>> {
+    let bare = message_id
+        .trim()
+        .trim_start_matches('<')
+        .trim_end_matches('>');
+    let found = client
+        .list_messages(&MessageQuery {
+            q: Some(format!("rfc822msgid:{bare}")),
+            ..MessageQuery::default()
+        })
+        .await?;
+    let Some(first) = found.first() else {
+        return Ok(None);
+    };
+    let metadata = match client
+        .get_message_metadata(&first.id, &PARENT_HEADERS)
+        .await
+    {
+        Ok(metadata) => metadata,
+        Err(countersign_gmail::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    // Let the renderer's own header parser read the addresses, so both sides of the
+    // recipient check are read the same way.
+    let mut head = String::new();
+    for (name, value) in &metadata.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let view = render_message(head.as_bytes(), &RenderOptions::default());
+    Ok(Some(ParentMessage {
+        from: view.from,
+        to: view.to,
+        cc: view.cc,
+        reply_to: view.reply_to,
+        message_id: view.message_id.or_else(|| Some(bare.to_string())),
+        subject: view.subject,
+    }))
+}
+
+pub(crate) fn addresses(list: &[crate::render::Address]) -> String {
+    list.iter()
+        .map(|a| match &a.name {
+            Some(name) if !name.is_empty() => format!("{name} <{}>", a.email),
+            _ => a.email.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn recipients(view: &ReviewView) -> String {
+    let all: Vec<_> = view
+        .to
+        .iter()
+        .chain(&view.cc)
+        .chain(&view.bcc)
+        .cloned()
+        .collect();
+    addresses(&all)
+}
+
+pub(crate) fn snippet(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= 160 {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(159).collect();
+    cut.push('…');
+    cut
+}

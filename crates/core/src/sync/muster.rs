@@ -1,0 +1,358 @@
+//! Syncing a muster instance's plugin reply drafts and routes into the mirror.
+//!
+//! muster's event stream has no ids and no replay, so a full sync runs after every (re)connect;
+//! `plugin.draft.changed` / `plugin.route.changed` then re-fetch just that draft or route.
+//! Each new refusal (a failed send, a refused check) is recorded once, however many times a
+//! sync sees it, for the desktop app to turn into one notification.
+
+use std::collections::BTreeSet;
+
+use chrono::Utc;
+use countersign_muster::{CheckState, DraftState, MusterClient, MusterEvent, PluginDraft, Route};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::{ItemState, RouteState, Source, MAX_ROUTE_REDRAFTS};
+use crate::error::{Error, Result};
+use crate::render::{render_message, Address, RenderOptions};
+use crate::store::{
+    parse_time, Account, DraftContent, MusterFields, ObservedDraft, Refusal, RefusalKind,
+    RouteRecord, Store,
+};
+
+/// What a muster sync did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MusterSyncReport {
+    /// Drafts seen.
+    pub drafts: usize,
+    /// Items seen for the first time.
+    pub new_items: usize,
+    /// New versions of known items.
+    pub new_versions: usize,
+    /// Routes mirrored.
+    pub routes: usize,
+    /// Refusals seen for the first time.
+    pub new_refusals: Vec<Refusal>,
+}
+
+/// What a muster draft answers, as kept in the mirror (a superset of the renderer's
+/// `ParentMessage`, so the review can read it directly).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MusterAnswers {
+    /// Who wrote the message answered.
+    pub from: Vec<Address>,
+    /// Its subject.
+    pub subject: Option<String>,
+    /// The first words of it.
+    pub snippet: String,
+    /// When it arrived.
+    pub received_at: Option<String>,
+}
+
+/// Mirror every draft and route of the instance.
+pub async fn sync_muster(
+    store: &Store,
+    account: &Account,
+    client: &MusterClient,
+) -> Result<MusterSyncReport> {
+    let drafts = client.list_drafts(None).await?;
+    let messages = client.list_messages(None).await?;
+    let mut report = MusterSyncReport::default();
+    let mut message_ids: BTreeSet<String> = messages.into_iter().map(|m| m.id).collect();
+    message_ids.extend(drafts.iter().map(|d| d.message_id.clone()));
+    // Routes first: a draft's story refers to them.
+    for message_id in &message_ids {
+        report.routes += mirror_routes(store, account, client, message_id).await?;
+    }
+    for draft in &drafts {
+        record(store, account, draft, &mut report).await?;
+    }
+    store.record_sync_success(&account.id, None, true).await?;
+    Ok(report)
+}
+
+/// Re-fetch one draft (after `plugin.draft.changed`), and the routes of its message.
+pub async fn sync_muster_draft(
+    store: &Store,
+    account: &Account,
+    client: &MusterClient,
+    draft_id: &str,
+) -> Result<MusterSyncReport> {
+    let mut report = MusterSyncReport::default();
+    let draft = match client.get_draft(draft_id).await {
+        Ok(draft) => draft,
+        Err(countersign_muster::Error::NotFound { .. }) => {
+            if let Some(item_id) = store.find_item(&account.id, draft_id).await? {
+                let state = store.get_item(item_id).await?.summary.state;
+                if !state.is_final() && state != ItemState::Queued && state != ItemState::Sending {
+                    store
+                        .apply_item_event(
+                            item_id,
+                            crate::domain::ItemEvent::Vanished,
+                            Some("deleted in muster"),
+                        )
+                        .await?;
+                }
+            }
+            return Ok(report);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    report.routes += mirror_routes(store, account, client, &draft.message_id).await?;
+    record(store, account, &draft, &mut report).await?;
+    Ok(report)
+}
+
+/// Re-fetch the routes of the message a route belongs to (after `plugin.route.changed`). A
+/// route never seen before means its message is new: a full sync finds it.
+pub async fn sync_muster_route(
+    store: &Store,
+    account: &Account,
+    client: &MusterClient,
+    route_id: &str,
+) -> Result<MusterSyncReport> {
+    match store.route_message(&account.id, route_id).await? {
+        Some(message_id) => {
+            let routes = mirror_routes(store, account, client, &message_id).await?;
+            Ok(MusterSyncReport {
+                routes,
+                ..MusterSyncReport::default()
+            })
+        }
+        None => sync_muster(store, account, client).await,
+    }
+}
+
+/// Apply one event from muster's stream to the mirror.
+pub async fn apply_event(
+    store: &Store,
+    account: &Account,
+    client: &MusterClient,
+    event: &MusterEvent,
+) -> Result<Option<MusterSyncReport>> {
+    let report = match event {
+        MusterEvent::Connected => sync_muster(store, account, client).await?,
+        MusterEvent::DraftChanged { id } => sync_muster_draft(store, account, client, id).await?,
+        MusterEvent::RouteChanged { id } => sync_muster_route(store, account, client, id).await?,
+        MusterEvent::Disconnected { reason } => {
+            store
+                .record_sync_failure(&account.id, reason, false)
+                .await?;
+            return Ok(None);
+        }
+        MusterEvent::SignInAgain => {
+            store
+                .record_sync_failure(&account.id, "sign in to muster again", true)
+                .await?;
+            return Ok(None);
+        }
+    };
+    Ok(Some(report))
+}
+
+async fn mirror_routes(
+    store: &Store,
+    account: &Account,
+    client: &MusterClient,
+    message_id: &str,
+) -> Result<usize> {
+    let routes = client.list_routes(message_id).await?;
+    for route in &routes {
+        store.upsert_route(&route_record(account, route)?).await?;
+    }
+    Ok(routes.len())
+}
+
+fn route_record(account: &Account, route: &Route) -> Result<RouteRecord> {
+    Ok(RouteRecord {
+        account_id: account.id.clone(),
+        route_id: route.id.clone(),
+        message_id: route.message_id.clone(),
+        session: route.session.clone(),
+        state: match route.state {
+            countersign_muster::RouteState::Relayed => RouteState::Relayed,
+            countersign_muster::RouteState::SendFailed => RouteState::SendFailed,
+            countersign_muster::RouteState::Redraft => RouteState::Redraft,
+            countersign_muster::RouteState::TimedOut => RouteState::TimedOut,
+            countersign_muster::RouteState::Fallback => RouteState::Fallback,
+        },
+        routed_via: Some(route.routed_via.clone()).filter(|r| !r.is_empty()),
+        redraft_of: route.redraft_of.clone(),
+        redraft_count: route.redraft_count,
+        reason: route.reason.clone(),
+        created_at: muster_time(&route.created_at),
+        updated_at: muster_time(&route.updated_at),
+    })
+}
+
+fn muster_time(text: &str) -> chrono::DateTime<Utc> {
+    parse_time(text).unwrap_or_else(|_| Utc::now())
+}
+
+async fn record(
+    store: &Store,
+    account: &Account,
+    draft: &PluginDraft,
+    report: &mut MusterSyncReport,
+) -> Result<()> {
+    let observed = observe(account, draft)?;
+    let outcome = store.record_draft(&observed).await?;
+    report.drafts += 1;
+    if outcome.created {
+        report.new_items += 1;
+    } else if outcome.new_version {
+        report.new_versions += 1;
+    }
+    let refusal = match (draft.state, draft.check) {
+        (DraftState::Failed, _) => Some((
+            RefusalKind::SendFailed,
+            draft
+                .result
+                .as_ref()
+                .and_then(|r| r.detail.clone())
+                .unwrap_or_else(|| "the plugin could not send it".into()),
+        )),
+        (_, CheckState::Refused) => Some((
+            RefusalKind::CheckRefused,
+            draft
+                .check_detail
+                .clone()
+                .unwrap_or_else(|| "the plugin's check refused it".into()),
+        )),
+        _ => None,
+    };
+    if let Some((kind, reason)) = refusal {
+        let key = format!("muster:{}:{}:{}", account.id, draft.id, kind.as_str());
+        if let Some(new) = store
+            .record_refusal(outcome.item_id, kind, &reason, &key)
+            .await?
+        {
+            report.new_refusals.push(new);
+        }
+    }
+    Ok(())
+}
+
+/// The item state a muster draft is shown in, and the reason that goes with it.
+pub fn observed_state(draft: &PluginDraft) -> (ItemState, Option<String>) {
+    match (draft.state, draft.check) {
+        (DraftState::Pending, CheckState::Awaiting) => (ItemState::AwaitingCheck, None),
+        (DraftState::Pending, CheckState::Refused) => (
+            ItemState::Rejected,
+            Some(
+                draft
+                    .check_detail
+                    .clone()
+                    .unwrap_or_else(|| "the plugin's check refused it".into()),
+            ),
+        ),
+        (DraftState::Pending, _) => (ItemState::Pending, None),
+        (DraftState::Approved, _) => (
+            ItemState::Sending,
+            Some("queued at the plugin — not sent yet".into()),
+        ),
+        (DraftState::Sent, _) => (ItemState::Sent, None),
+        (DraftState::Failed, _) => (
+            ItemState::SendFailed,
+            Some(
+                draft
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.detail.clone())
+                    .unwrap_or_else(|| "the plugin could not send it".into()),
+            ),
+        ),
+        (DraftState::Rejected, CheckState::Refused) => (
+            ItemState::Rejected,
+            Some(format!(
+                "refused by the plugin's check: {}",
+                draft.check_detail.as_deref().unwrap_or("no reason given")
+            )),
+        ),
+        (DraftState::Rejected, _) => (ItemState::Rejected, None),
+    }
+}
+
+fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
+    let (state, reason) = observed_state(draft);
+    let from = parse_addresses(&draft.in_reply_to.from);
+    let answers = MusterAnswers {
+        from: from.clone(),
+        subject: Some(draft.in_reply_to.subject.clone()).filter(|s| !s.is_empty()),
+        snippet: draft.in_reply_to.snippet.clone(),
+        received_at: draft.in_reply_to.received_at.clone(),
+    };
+    let subject = if draft.in_reply_to.subject.is_empty() {
+        String::new()
+    } else if draft.in_reply_to.subject.to_lowercase().starts_with("re:") {
+        draft.in_reply_to.subject.clone()
+    } else {
+        format!("Re: {}", draft.in_reply_to.subject)
+    };
+    Ok(ObservedDraft {
+        account_id: account.id.clone(),
+        source: Source::Muster,
+        external_id: draft.id.clone(),
+        version: draft.updated_at.clone(),
+        content: DraftContent::Text(draft.text.clone()),
+        observed_state: state,
+        thread_id: None,
+        subject,
+        from_addr: format!("{} (via {})", draft.session, draft.plugin),
+        recipients: super::gmail::addresses(&from),
+        snippet: super::gmail::snippet(&draft.text),
+        muster: MusterFields {
+            route_id: Some(draft.route_id.clone()),
+            plugin: Some(draft.plugin.clone()),
+            session: Some(draft.session.clone()),
+            message_ref: Some(draft.message_id.clone()),
+            check_state: Some(check_name(draft.check).into()),
+            check_detail: draft.check_detail.clone(),
+            redraft_of: draft.redraft_of.clone(),
+            redraft_number: draft.redraft_number,
+        },
+        answers_json: Some(
+            serde_json::to_string(&answers).map_err(|e| Error::Corrupt(e.to_string()))?,
+        ),
+        state_reason: reason,
+        attachments: vec![],
+    })
+}
+
+fn check_name(check: CheckState) -> &'static str {
+    match check {
+        CheckState::None => "none",
+        CheckState::Awaiting => "awaiting",
+        CheckState::Sendable => "sendable",
+        CheckState::Refused => "refused",
+    }
+}
+
+/// Read an address list such as `Ana <ana@example.com>` with the renderer's header parser.
+fn parse_addresses(text: &str) -> Vec<Address> {
+    let clean: String = text.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+    let head = format!("From: {clean}\r\n\r\n");
+    let parsed = render_message(head.as_bytes(), &RenderOptions::default()).from;
+    if parsed.is_empty() && !clean.trim().is_empty() {
+        return vec![Address {
+            name: None,
+            email: clean.trim().to_string(),
+        }];
+    }
+    parsed
+}
+
+/// How far a message has gone through muster's redraft bound, in words: "redraft 2 of 2: the
+/// next refusal goes to the chief".
+pub fn redraft_bound(redraft_number: u32) -> Option<String> {
+    match redraft_number {
+        0 => None,
+        n if n >= MAX_ROUTE_REDRAFTS => Some(format!(
+            "redraft {n} of {MAX_ROUTE_REDRAFTS}: the next refusal goes to the chief"
+        )),
+        n => Some(format!(
+            "redraft {n} of {MAX_ROUTE_REDRAFTS}: a refusal hands it back to the session once more"
+        )),
+    }
+}

@@ -1,0 +1,268 @@
+//! [`MusterClient`]: the connection to one muster instance, and the request path every call
+//! shares — the session cookie, the one silent re-login on a 401, and reading muster's answers.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderValue, COOKIE};
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde::de::DeserializeOwned;
+use url::Url;
+
+use crate::error::{Error, Result};
+use crate::login::{Secret, SessionState};
+use crate::paths;
+use crate::wire;
+
+/// How long one owner-API call may take before it counts as a transport failure.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A client of one muster instance's owner API. Cheap to clone: clones share the session.
+#[derive(Clone)]
+pub struct MusterClient {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) http: reqwest::Client,
+    pub(crate) base: Url,
+    pub(crate) password: Secret,
+    pub(crate) session: tokio::sync::Mutex<SessionState>,
+    pub(crate) request_timeout: Duration,
+}
+
+impl fmt::Debug for MusterClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MusterClient")
+            .field("base_url", &self.inner.base.as_str())
+            .field("password", &"[redacted]")
+            .finish_non_exhaustive()
+    }
+}
+
+impl MusterClient {
+    /// A client for the instance at `base_url` (e.g. `http://127.0.0.1:8105`, muster's
+    /// `MUSTER_API_URL`), signing in with the owner `password`. Nothing is sent until the first
+    /// call. Calls time out after [`DEFAULT_REQUEST_TIMEOUT`].
+    pub fn new(base_url: Url, password: String) -> Result<Self> {
+        Self::with_request_timeout(base_url, password, DEFAULT_REQUEST_TIMEOUT)
+    }
+
+    /// Like [`Self::new`] with another per-call timeout (the event stream has none: it uses
+    /// its silence timeout instead).
+    pub fn with_request_timeout(
+        base_url: Url,
+        password: String,
+        request_timeout: Duration,
+    ) -> Result<Self> {
+        let base = normalise_base(base_url)?;
+        let http = reqwest::Client::builder()
+            // A 303 from /login must reach us: its Set-Cookie is the session.
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("countersign/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|_| Error::InvalidUrl {
+                url: base.to_string(),
+                problem: "the HTTP client cannot be built on this system".into(),
+            })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                password: Secret::new(password),
+                session: tokio::sync::Mutex::new(SessionState::Fresh),
+                request_timeout,
+            }),
+        })
+    }
+
+    /// The instance's base URL.
+    pub fn base_url(&self) -> &Url {
+        &self.inner.base
+    }
+
+    pub(crate) fn url(&self, path: &str) -> Url {
+        let mut url = self.inner.base.clone();
+        let joined = format!("{}{}", url.path().trim_end_matches('/'), path);
+        url.set_path(&joined);
+        url
+    }
+
+    /// Send an owner-API request with the session cookie; on a 401, sign in once more and send
+    /// it once more. Answers other than 401 are returned for the caller to read.
+    ///
+    /// Retrying after a 401 is safe even for `decide`: muster refuses an unsigned request before
+    /// looking at it.
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        build: impl Fn(RequestBuilder) -> RequestBuilder,
+        timeout: Option<Duration>,
+    ) -> Result<Response> {
+        let cookie = self.session_cookie().await?;
+        let response = self
+            .send_with(&method, path, &build, &cookie, timeout)
+            .await?;
+        if response.status() != StatusCode::UNAUTHORIZED {
+            return Ok(response);
+        }
+        let cookie = self.renew_session(&cookie).await?;
+        let response = self
+            .send_with(&method, path, &build, &cookie, timeout)
+            .await?;
+        if response.status() == StatusCode::UNAUTHORIZED {
+            self.give_up_session().await;
+            return Err(Error::SignInAgain);
+        }
+        Ok(response)
+    }
+
+    async fn send_with(
+        &self,
+        method: &Method,
+        path: &str,
+        build: &impl Fn(RequestBuilder) -> RequestBuilder,
+        cookie: &Secret,
+        timeout: Option<Duration>,
+    ) -> Result<Response> {
+        let mut value =
+            HeaderValue::from_str(&format!("{}={}", paths::SESSION_COOKIE, cookie.expose()))
+                .map_err(|_| {
+                    Error::bad(
+                        &format!("POST {}", paths::LOGIN),
+                        "an unusable cookie value",
+                    )
+                })?;
+        value.set_sensitive(true);
+        let mut request = self
+            .inner
+            .http
+            .request(method.clone(), self.url(path))
+            .header(COOKIE, value);
+        if let Some(timeout) = timeout {
+            request = request.timeout(timeout);
+        }
+        build(request)
+            .send()
+            .await
+            .map_err(|e| Error::transport(&e))
+    }
+
+    /// `GET` a JSON resource: 200 is decoded into `T`, 404 becomes [`Error::NotFound`] naming
+    /// `what`, any other status an error from muster's `{"error"}` body.
+    pub(crate) async fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+        what: impl FnOnce() -> String,
+    ) -> Result<T> {
+        let endpoint = format!("GET {path}");
+        let response = self
+            .send(
+                Method::GET,
+                path,
+                |r| r.query(query),
+                Some(self.inner.request_timeout),
+            )
+            .await?;
+        match response.status() {
+            StatusCode::OK => read_json(&endpoint, response).await,
+            StatusCode::NOT_FOUND => Err(Error::NotFound { what: what() }),
+            status => Err(error_from(&endpoint, status, response).await),
+        }
+    }
+}
+
+/// Decode a JSON body, naming the endpoint (and serde's field) when it does not fit.
+pub(crate) async fn read_json<T: DeserializeOwned>(
+    endpoint: &str,
+    response: Response,
+) -> Result<T> {
+    let bytes = response.bytes().await.map_err(|e| Error::transport(&e))?;
+    decode(endpoint, &bytes)
+}
+
+pub(crate) fn decode<T: DeserializeOwned>(endpoint: &str, bytes: &[u8]) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| Error::bad(endpoint, e.to_string()))
+}
+
+/// An error for an answer no caller expects, from muster's `{"error": "…"}` body when it has one.
+pub(crate) async fn error_from(endpoint: &str, status: StatusCode, response: Response) -> Error {
+    let bytes = response.bytes().await.unwrap_or_default();
+    let message = serde_json::from_slice::<wire::ErrorBody>(&bytes)
+        .ok()
+        .and_then(|b| b.error)
+        .unwrap_or_else(|| status.canonical_reason().unwrap_or("no reason").to_owned());
+    Error::Server {
+        endpoint: endpoint.to_owned(),
+        status: status.as_u16(),
+        message,
+    }
+}
+
+fn normalise_base(url: Url) -> Result<Url> {
+    let shown = {
+        let mut shown = url.clone();
+        let _ = shown.set_password(None);
+        shown.to_string()
+    };
+    let invalid = |problem: &str| Error::InvalidUrl {
+        url: shown.clone(),
+        problem: problem.to_owned(),
+    };
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("only http and https are supported"));
+    }
+    if url.cannot_be_a_base() || url.host().is_none() {
+        return Err(invalid("it has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid(
+            "put the password in the password field, not in the URL",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("it must not have a query or fragment"));
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(url: &str) -> Result<MusterClient> {
+        MusterClient::new(Url::parse(url).unwrap(), "pw".into())
+    }
+
+    #[test]
+    fn paths_are_joined_under_a_base_with_or_without_a_prefix() {
+        let c = client("http://127.0.0.1:8105").unwrap();
+        assert_eq!(
+            c.url("/api/plugin/drafts").as_str(),
+            "http://127.0.0.1:8105/api/plugin/drafts"
+        );
+        let c = client("https://example.com/muster/").unwrap();
+        assert_eq!(c.url("/login").as_str(), "https://example.com/muster/login");
+    }
+
+    #[test]
+    fn a_password_in_the_url_is_refused_and_not_repeated() {
+        let e = client("http://owner:hunter2@example.com").unwrap_err();
+        assert!(matches!(e, Error::InvalidUrl { .. }));
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+        assert!(client("ftp://example.com").is_err());
+    }
+
+    #[test]
+    fn debug_output_shows_the_url_but_not_the_password() {
+        let c =
+            MusterClient::new(Url::parse("http://127.0.0.1:1").unwrap(), "hunter2".into()).unwrap();
+        let shown = format!("{c:?}");
+        assert!(shown.contains("127.0.0.1:1"));
+        assert!(!shown.contains("hunter2"));
+    }
+}

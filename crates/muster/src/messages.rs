@@ -1,0 +1,40 @@
+//! Plugin messages as muster's `plugin_messages_list` shows them,
+//! `GET /api/plugin/messages?state=…` (contract: `docs/muster.md`, "Routes and messages").
+
+use crate::client::MusterClient;
+use crate::error::Result;
+use crate::paths;
+use crate::wire;
+
+/// A message a plugin relayed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginMessage {
+    /// muster's message id.
+    pub id: String,
+    /// The plugin that relayed it.
+    pub plugin: String,
+    /// Its sender.
+    pub from: String,
+    /// Its subject.
+    pub subject: String,
+    /// muster's state for it (`relayed`, `send_failed`, …). The contract leaves the list open,
+    /// so it is kept as muster wrote it.
+    pub state: String,
+    /// Its route ids, oldest first.
+    pub routes: Vec<String>,
+}
+
+impl MusterClient {
+    /// `GET /api/plugin/messages?state=…`: the messages in `state`, or all for `None`.
+    pub async fn list_messages(&self, state: Option<&str>) -> Result<Vec<PluginMessage>> {
+        let endpoint = format!("GET {}", paths::MESSAGES);
+        let query: Vec<(&str, &str)> = state.map(|s| (paths::STATE_PARAM, s)).into_iter().collect();
+        let list: wire::MessageList = self
+            .get_json(paths::MESSAGES, &query, || "the plugin messages".to_owned())
+            .await?;
+        list.messages
+            .into_iter()
+            .map(|m| m.into_public(&endpoint))
+            .collect()
+    }
+}

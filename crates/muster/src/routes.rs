@@ -1,0 +1,65 @@
+//! Routes: a message's trips to sessions, `GET /api/plugin/routes?messageId=…` (contract:
+//! `docs/muster.md`, "Routes and messages").
+
+use crate::client::MusterClient;
+use crate::error::Result;
+use crate::paths;
+use crate::wire;
+
+/// One trip of a message to a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// muster's route id.
+    pub id: String,
+    /// The message it carries.
+    pub message_id: String,
+    /// The session it went to (`chief` for the fallback).
+    pub session: String,
+    /// Where it stands.
+    pub state: RouteState,
+    /// muster's description, e.g. "redraft of 7 to inbox-chat".
+    pub routed_via: String,
+    /// The route this one replaces after a refusal.
+    pub redraft_of: Option<String>,
+    /// How many times the message has been handed back, this route included.
+    pub redraft_count: u32,
+    /// Why it ended, for `send_failed` (the plugin's reason).
+    pub reason: Option<String>,
+    /// RFC 3339 as muster wrote it.
+    pub created_at: String,
+    /// RFC 3339 as muster wrote it.
+    pub updated_at: String,
+}
+
+/// A route's `state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RouteState {
+    /// The message went to the session.
+    Relayed,
+    /// The approved reply on it could not be sent (see [`Route::reason`]).
+    SendFailed,
+    /// The message was handed back to the session to write again.
+    Redraft,
+    /// The session did not answer in time.
+    TimedOut,
+    /// The redrafts were used up: the message went to the chief.
+    Fallback,
+}
+
+impl MusterClient {
+    /// `GET /api/plugin/routes?messageId=…`: every route of one message, oldest first.
+    pub async fn list_routes(&self, message_id: &str) -> Result<Vec<Route>> {
+        let endpoint = format!("GET {}", paths::ROUTES);
+        let list: wire::RouteList = self
+            .get_json(
+                paths::ROUTES,
+                &[(paths::MESSAGE_ID_PARAM, message_id)],
+                || format!("the routes of message {message_id}"),
+            )
+            .await?;
+        list.routes
+            .into_iter()
+            .map(|r| r.into_public(&endpoint))
+            .collect()
+    }
+}

@@ -1,0 +1,283 @@
+//! The JSON muster sends, exactly as the contract (`docs/muster.md`) writes it, and its
+//! conversion into this crate's public types. Fields the contract always sends are required;
+//! fields it sends as "… or null" may also be missing. Unknown states are refused with a
+//! [`Error::BadResponse`] naming the field, rather than guessed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::drafts::{CheckState, DraftState, InReplyTo, PluginDraft, SendResult};
+use crate::error::{Error, Result};
+use crate::messages::PluginMessage;
+use crate::routes::{Route, RouteState};
+
+/// `{"error": "…", "code": "…", "draft": {…}}`: every error answer (most have only `error`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct ErrorBody {
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub draft: Option<Draft>,
+}
+
+/// `GET /api/plugin/drafts`
+#[derive(Debug, Deserialize)]
+pub(crate) struct DraftList {
+    pub drafts: Vec<Draft>,
+}
+
+/// `POST …/decide` 200.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Decided {
+    pub draft: Draft,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// `POST …/decide` body.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DecideRequest<'a> {
+    pub decision: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'a str>,
+    pub expected_updated_at: &'a str,
+}
+
+/// One plugin reply draft.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Draft {
+    pub id: String,
+    pub plugin: String,
+    pub route_id: String,
+    pub session: String,
+    pub message_id: String,
+    pub state: String,
+    pub check_state: String,
+    #[serde(default)]
+    pub check_detail: Option<String>,
+    pub text: String,
+    pub in_reply_to: DraftInReplyTo,
+    #[serde(default)]
+    pub redraft_of: Option<String>,
+    pub redraft_number: u32,
+    #[serde(default)]
+    pub result: Option<DraftResult>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DraftInReplyTo {
+    pub from: String,
+    pub subject: String,
+    #[serde(default)]
+    pub snippet: Option<String>,
+    #[serde(default)]
+    pub received_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct DraftResult {
+    pub ok: bool,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+/// `GET /api/plugin/routes`
+#[derive(Debug, Deserialize)]
+pub(crate) struct RouteList {
+    pub routes: Vec<WireRoute>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireRoute {
+    pub id: String,
+    pub message_id: String,
+    pub session: String,
+    pub state: String,
+    #[serde(default)]
+    pub routed_via: Option<String>,
+    #[serde(default)]
+    pub redraft_of: Option<String>,
+    pub redraft_count: u32,
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// `GET /api/plugin/messages`
+#[derive(Debug, Deserialize)]
+pub(crate) struct MessageList {
+    pub messages: Vec<WireMessage>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct WireMessage {
+    pub id: String,
+    pub plugin: String,
+    pub from: String,
+    pub subject: String,
+    pub state: String,
+    #[serde(default)]
+    pub routes: Vec<String>,
+}
+
+/// The data of an event frame: `{"id": "…"}`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct EventData {
+    pub id: String,
+}
+
+fn required(endpoint: &str, field: &str, value: String) -> Result<String> {
+    if value.is_empty() {
+        Err(Error::bad(endpoint, format!("`{field}` is empty")))
+    } else {
+        Ok(value)
+    }
+}
+
+impl Draft {
+    pub(crate) fn into_public(self, endpoint: &str) -> Result<PluginDraft> {
+        let state = match self.state.as_str() {
+            "pending" => DraftState::Pending,
+            "approved" => DraftState::Approved,
+            "rejected" => DraftState::Rejected,
+            "sent" => DraftState::Sent,
+            "failed" => DraftState::Failed,
+            other => {
+                return Err(Error::bad(
+                    endpoint,
+                    format!("draft {}: unknown `state` {other:?}", self.id),
+                ))
+            }
+        };
+        let check = match self.check_state.as_str() {
+            "none" => CheckState::None,
+            "awaiting" => CheckState::Awaiting,
+            "sendable" => CheckState::Sendable,
+            "refused" => CheckState::Refused,
+            other => {
+                return Err(Error::bad(
+                    endpoint,
+                    format!("draft {}: unknown `checkState` {other:?}", self.id),
+                ))
+            }
+        };
+        Ok(PluginDraft {
+            id: required(endpoint, "id", self.id)?,
+            plugin: self.plugin,
+            route_id: required(endpoint, "routeId", self.route_id)?,
+            session: self.session,
+            message_id: required(endpoint, "messageId", self.message_id)?,
+            state,
+            check,
+            check_detail: self.check_detail,
+            text: self.text,
+            in_reply_to: InReplyTo {
+                from: self.in_reply_to.from,
+                subject: self.in_reply_to.subject,
+                snippet: self.in_reply_to.snippet.unwrap_or_default(),
+                received_at: self.in_reply_to.received_at,
+            },
+            redraft_of: self.redraft_of.filter(|s| !s.is_empty()),
+            redraft_number: self.redraft_number,
+            result: self.result.map(|r| SendResult {
+                ok: r.ok,
+                detail: r.detail,
+            }),
+            created_at: self.created_at,
+            updated_at: required(endpoint, "updatedAt", self.updated_at)?,
+        })
+    }
+}
+
+impl WireRoute {
+    pub(crate) fn into_public(self, endpoint: &str) -> Result<Route> {
+        let state = match self.state.as_str() {
+            "relayed" => RouteState::Relayed,
+            "send_failed" => RouteState::SendFailed,
+            "redraft" => RouteState::Redraft,
+            "timed_out" => RouteState::TimedOut,
+            "fallback" => RouteState::Fallback,
+            other => {
+                return Err(Error::bad(
+                    endpoint,
+                    format!("route {}: unknown `state` {other:?}", self.id),
+                ))
+            }
+        };
+        Ok(Route {
+            id: required(endpoint, "id", self.id)?,
+            message_id: self.message_id,
+            session: self.session,
+            state,
+            routed_via: self.routed_via.unwrap_or_default(),
+            redraft_of: self.redraft_of.filter(|s| !s.is_empty()),
+            redraft_count: self.redraft_count,
+            reason: self.reason,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+impl WireMessage {
+    pub(crate) fn into_public(self, endpoint: &str) -> Result<PluginMessage> {
+        Ok(PluginMessage {
+            id: required(endpoint, "id", self.id)?,
+            plugin: self.plugin,
+            from: self.from,
+            subject: self.subject,
+            state: self.state,
+            routes: self.routes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DRAFT: &str = r#"{
+      "id": "42", "plugin": "gmail-relay", "routeId": "7", "session": "inbox-chat",
+      "messageId": "m-19", "state": "failed",
+      "checkState": "none", "checkDetail": null,
+      "text": "the reply",
+      "inReplyTo": {"from": "ana@example.com", "subject": "Invoice", "snippet": "…", "receivedAt": "2026-12-01T07:00:00Z"},
+      "redraftOf": null, "redraftNumber": 0,
+      "result": {"ok": false, "detail": "recipient mailbox full"},
+      "createdAt": "2026-12-01T07:00:00.1Z", "updatedAt": "2026-12-01T07:00:00.2Z"
+    }"#;
+
+    #[test]
+    fn the_contracts_example_draft_is_read_as_written() {
+        let draft: Draft = serde_json::from_str(DRAFT).unwrap();
+        let draft = draft.into_public("GET x").unwrap();
+        assert_eq!(draft.state, DraftState::Failed);
+        assert_eq!(draft.route_id, "7");
+        assert_eq!(
+            draft.result.unwrap().detail.as_deref(),
+            Some("recipient mailbox full")
+        );
+        assert_eq!(draft.updated_at, "2026-12-01T07:00:00.2Z");
+    }
+
+    #[test]
+    fn an_unknown_state_names_the_field_and_the_draft() {
+        let json = DRAFT.replace(r#""state": "failed""#, r#""state": "exploded""#);
+        let draft: Draft = serde_json::from_str(&json).unwrap();
+        let e = draft.into_public("GET /api/plugin/drafts").unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("GET /api/plugin/drafts"), "{text}");
+        assert!(
+            text.contains("`state`") && text.contains("draft 42"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! Live events from `GET /events`: delivery, reconnects after a cut or silence, re-login.
+
+use std::time::{Duration, Instant};
+
+use countersign_muster::{EventOptions, MusterEvent};
+use tokio::sync::mpsc::Receiver;
+
+use crate::{client, fake, file_reply};
+
+fn quick() -> EventOptions {
+    EventOptions {
+        min_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(400),
+        ..EventOptions::default()
+    }
+}
+
+async fn next(events: &mut Receiver<MusterEvent>, within: Duration) -> MusterEvent {
+    tokio::time::timeout(within, events.recv())
+        .await
+        .unwrap_or_else(|_| panic!("no event within {within:?}"))
+        .expect("the event stream is still running")
+}
+
+/// Skip events until `wanted` arrives.
+async fn until(events: &mut Receiver<MusterEvent>, within: Duration, wanted: &MusterEvent) {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if &next(events, left).await == wanted {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_change_on_muster_arrives_well_under_a_second() {
+    let fake = fake().await;
+    let filed = file_reply(&fake, false);
+    let muster = client(&fake);
+    let mut events = muster.events(quick());
+    assert_eq!(
+        next(&mut events, Duration::from_secs(5)).await,
+        MusterEvent::Connected
+    );
+    let started = Instant::now();
+    let second = fake
+        .relay_message("gmail-relay", "inbox-chat", "bo@example.com", "Hi", "…")
+        .unwrap();
+    let draft = fake.file_draft(&second.route_id, "Hello Bo").unwrap();
+    assert_eq!(
+        next(&mut events, Duration::from_secs(1)).await,
+        MusterEvent::RouteChanged {
+            id: second.route_id.clone()
+        }
+    );
+    assert_eq!(
+        next(&mut events, Duration::from_secs(1)).await,
+        MusterEvent::DraftChanged { id: draft }
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(filed);
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_reconnected_and_connected_is_sent_again() {
+    let fake = fake().await;
+    let filed = file_reply(&fake, false);
+    let muster = client(&fake);
+    let mut events = muster.events(quick());
+    assert_eq!(
+        next(&mut events, Duration::from_secs(5)).await,
+        MusterEvent::Connected
+    );
+    fake.cut_event_streams();
+    assert!(matches!(
+        next(&mut events, Duration::from_secs(2)).await,
+        MusterEvent::Disconnected { .. }
+    ));
+    assert_eq!(
+        next(&mut events, Duration::from_secs(2)).await,
+        MusterEvent::Connected
+    );
+    // The new stream delivers changes too.
+    fake.time_out_route(&filed.route_id).unwrap();
+    assert_eq!(
+        next(&mut events, Duration::from_secs(1)).await,
+        MusterEvent::RouteChanged {
+            id: filed.route_id.clone()
+        }
+    );
+    assert_eq!(fake.count_requests("GET", "/events"), 2);
+}
+
+#[tokio::test]
+async fn a_silent_stream_is_treated_as_dead_and_reconnected_after_the_timeout() {
+    let fake = fake().await;
+    let muster = client(&fake);
+    let mut events = muster.events(EventOptions {
+        silence_timeout: Duration::from_millis(300),
+        ..quick()
+    });
+    assert_eq!(
+        next(&mut events, Duration::from_secs(5)).await,
+        MusterEvent::Connected
+    );
+    let started = Instant::now();
+    let MusterEvent::Disconnected { reason } = next(&mut events, Duration::from_secs(2)).await
+    else {
+        panic!("expected Disconnected");
+    };
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(reason.contains("no event"), "{reason}");
+    assert_eq!(
+        next(&mut events, Duration::from_secs(2)).await,
+        MusterEvent::Connected
+    );
+    assert!(fake.count_requests("GET", "/events") >= 2);
+}
+
+#[tokio::test]
+async fn an_outage_is_reported_once_and_the_stream_comes_back_with_muster() {
+    let fake = fake().await;
+    let muster = client(&fake);
+    let mut events = muster.events(quick());
+    assert_eq!(
+        next(&mut events, Duration::from_secs(5)).await,
+        MusterEvent::Connected
+    );
+    fake.set_online(false);
+    assert!(matches!(
+        next(&mut events, Duration::from_secs(2)).await,
+        MusterEvent::Disconnected { .. }
+    ));
+    // Several refused reconnects later, still only one Disconnected.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    fake.set_online(true);
+    assert_eq!(
+        next(&mut events, Duration::from_secs(3)).await,
+        MusterEvent::Connected
+    );
+}
+
+#[tokio::test]
+async fn an_expired_cookie_on_the_stream_is_renewed_silently() {
+    let fake = fake().await;
+    let muster = client(&fake);
+    muster.login().await.unwrap();
+    fake.expire_sessions();
+    let mut events = muster.events(quick());
+    assert_eq!(
+        next(&mut events, Duration::from_secs(5)).await,
+        MusterEvent::Connected
+    );
+    assert_eq!(fake.count_requests("POST", "/login"), 2);
+}
+
+#[tokio::test]
+async fn a_session_that_cannot_be_renewed_ends_the_stream_with_sign_in_again() {
+    let fake = fake().await;
+    let muster = client(&fake);
+    muster.login().await.unwrap();
+    fake.expire_sessions();
+    fake.fail_next("POST", "/login", 10, 401);
+    let mut events = muster.events(quick());
+    assert_eq!(
+        next(&mut events, Duration::from_secs(5)).await,
+        MusterEvent::SignInAgain
+    );
+    let end = tokio::time::timeout(Duration::from_secs(2), events.recv())
+        .await
+        .expect("the stream ends");
+    assert_eq!(end, None);
+}
+
+#[tokio::test]
+async fn dropping_the_receiver_closes_the_stream() {
+    let fake = fake().await;
+    let filed = file_reply(&fake, false);
+    let muster = client(&fake);
+    let mut events = muster.events(quick());
+    until(&mut events, Duration::from_secs(5), &MusterEvent::Connected).await;
+    assert_eq!(fake.event_streams(), 1);
+    drop(events);
+    // The fake notices a closed connection when it next writes to it.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while fake.event_streams() > 0 && Instant::now() < deadline {
+        let _ = fake.time_out_route(&filed.route_id);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(fake.event_streams(), 0);
+}

@@ -1,0 +1,158 @@
+//! Malformed and incomplete answers give a clear error naming the endpoint and the field,
+//! never a panic. Served by tiny axum servers that sign in like muster and then misbehave.
+
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::Router;
+use countersign_muster::{Decision, Error, MusterClient};
+
+/// A server whose `/login` works and whose `path` answers `status` with `body`.
+async fn serve(path: &'static str, status: StatusCode, body: &'static str) -> MusterClient {
+    let answer =
+        move || async move { (status, [(header::CONTENT_TYPE, "application/json")], body) };
+    let app = Router::new()
+        .route(
+            "/login",
+            post(|| async {
+                (
+                    StatusCode::SEE_OTHER,
+                    [
+                        (header::LOCATION, "/"),
+                        (
+                            header::SET_COOKIE,
+                            "muster_session=s1; HttpOnly; SameSite=Lax; Path=/",
+                        ),
+                    ],
+                )
+                    .into_response()
+            }),
+        )
+        .route(path, get(answer).post(answer));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    MusterClient::new(format!("http://{addr}").parse().unwrap(), "pw".into()).unwrap()
+}
+
+fn problem(e: Error) -> (String, String) {
+    match e {
+        Error::BadResponse { endpoint, problem } => (endpoint, problem),
+        other => panic!("expected BadResponse, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_draft_list_that_is_not_json_is_a_bad_response_naming_the_endpoint() {
+    let muster = serve("/api/plugin/drafts", StatusCode::OK, "<html>oops</html>").await;
+    let e = muster.list_drafts(None).await.unwrap_err();
+    assert!(e
+        .to_string()
+        .starts_with("cannot read muster's answer to GET /api/plugin/drafts"));
+    let (endpoint, _) = problem(e);
+    assert_eq!(endpoint, "GET /api/plugin/drafts");
+}
+
+#[tokio::test]
+async fn a_draft_without_updated_at_names_the_missing_field() {
+    let muster = serve(
+        "/api/plugin/drafts",
+        StatusCode::OK,
+        r#"{"drafts":[{"id":"1","plugin":"p","routeId":"2","session":"s","messageId":"m-1",
+        "state":"pending","checkState":"none","text":"t",
+        "inReplyTo":{"from":"a@b","subject":"s"},"redraftNumber":0,"createdAt":"x"}]}"#,
+    )
+    .await;
+    let (_, problem) = problem(muster.list_drafts(None).await.unwrap_err());
+    assert!(problem.contains("updatedAt"), "{problem}");
+}
+
+#[tokio::test]
+async fn a_truncated_answer_is_a_bad_response() {
+    let muster = serve(
+        "/api/plugin/routes",
+        StatusCode::OK,
+        r#"{"routes":[{"id":"7","mess"#,
+    )
+    .await;
+    let (endpoint, problem) = problem(muster.list_routes("m-1").await.unwrap_err());
+    assert_eq!(endpoint, "GET /api/plugin/routes");
+    assert!(problem.contains("EOF"), "{problem}");
+}
+
+#[tokio::test]
+async fn a_route_in_an_unknown_state_names_the_state() {
+    let muster = serve(
+        "/api/plugin/routes",
+        StatusCode::OK,
+        r#"{"routes":[{"id":"7","messageId":"m-1","session":"s","state":"teleported",
+        "routedVia":"x","redraftOf":null,"redraftCount":0,"reason":null,"createdAt":"a","updatedAt":"b"}]}"#,
+    )
+    .await;
+    let (_, problem) = problem(muster.list_routes("m-1").await.unwrap_err());
+    assert!(problem.contains("teleported"), "{problem}");
+}
+
+#[tokio::test]
+async fn a_message_list_with_the_wrong_shape_is_a_bad_response() {
+    let muster = serve(
+        "/api/plugin/messages",
+        StatusCode::OK,
+        r#"{"messages":{"id":"m-1"}}"#,
+    )
+    .await;
+    problem(muster.list_messages(None).await.unwrap_err());
+}
+
+#[tokio::test]
+async fn a_stale_answer_without_the_draft_is_a_bad_response_not_a_guess() {
+    let muster = serve(
+        "/api/plugin/drafts/{id}/decide",
+        StatusCode::PRECONDITION_FAILED,
+        r#"{"error":"stale","code":"stale"}"#,
+    )
+    .await;
+    let (endpoint, problem) = problem(
+        muster
+            .decide("5", Decision::Approve, None, "2026-01-01T00:00:00Z")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(endpoint, "POST /api/plugin/drafts/{id}/decide");
+    assert!(problem.contains("`draft`"), "{problem}");
+}
+
+#[tokio::test]
+async fn a_conflict_with_an_unknown_code_is_a_bad_response_with_musters_text() {
+    let muster = serve(
+        "/api/plugin/drafts/{id}/decide",
+        StatusCode::CONFLICT,
+        r#"{"error":"the moon is full","code":"lunar"}"#,
+    )
+    .await;
+    let (_, problem) = problem(
+        muster
+            .decide("5", Decision::Reject, None, "2026-01-01T00:00:00Z")
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        problem.contains("lunar") && problem.contains("the moon is full"),
+        "{problem}"
+    );
+}
+
+#[tokio::test]
+async fn a_login_redirect_without_the_cookie_is_a_bad_response() {
+    let app = Router::new().route(
+        "/login",
+        post(|| async { (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response() }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let muster = MusterClient::new(format!("http://{addr}").parse().unwrap(), "pw".into()).unwrap();
+    let (endpoint, problem) = problem(muster.login().await.unwrap_err());
+    assert_eq!(endpoint, "POST /login");
+    assert!(problem.contains("muster_session"), "{problem}");
+}

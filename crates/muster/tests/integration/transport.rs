@@ -1,0 +1,118 @@
+//! `Transport { request_sent }`: false only when the connection was never made.
+
+use countersign_muster::{DecideOutcome, Decision, DraftState, Error};
+
+use crate::{client, fake, file_reply, read};
+
+#[tokio::test]
+async fn an_offline_muster_is_a_transport_error_with_nothing_sent() {
+    let fake = fake().await;
+    let filed = file_reply(&fake, false);
+    let muster = client(&fake);
+    let draft = read(&muster, &filed.draft_id).await;
+    fake.set_online(false);
+    // Give the fake a moment to close the kept-alive connection: a request written onto a
+    // socket the server is closing at that very instant may have been read, and is rightly
+    // reported as possibly sent.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let e = muster
+        .decide(&draft.id, Decision::Approve, None, &draft.updated_at)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Transport {
+                request_sent: false
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.request_not_sent());
+    assert_eq!(
+        e.to_string(),
+        "cannot reach muster (the request was not sent)"
+    );
+    fake.set_online(true);
+    // The fake binds its port again in the background; once it answers, nothing has changed.
+    let mut after = muster.get_draft(&draft.id).await;
+    for _ in 0..40 {
+        if after.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        after = muster.get_draft(&draft.id).await;
+    }
+    assert_eq!(after.unwrap().state, DraftState::Pending);
+}
+
+#[tokio::test]
+async fn a_connection_dropped_after_muster_committed_is_sent_and_the_repeat_says_done() {
+    let fake = fake().await;
+    let filed = file_reply(&fake, false);
+    let muster = client(&fake);
+    let draft = read(&muster, &filed.draft_id).await;
+    let path = format!("/api/plugin/drafts/{}/decide", draft.id);
+    fake.drop_after_commit("POST", &path, 1);
+    let e = muster
+        .decide(&draft.id, Decision::Approve, None, &draft.updated_at)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Transport { request_sent: true }),
+        "{e:?}"
+    );
+    assert!(!e.request_not_sent());
+    // The decision did land; deciding again with the reviewed version tells us so.
+    let outcome = muster
+        .decide(&draft.id, Decision::Approve, None, &draft.updated_at)
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            outcome,
+            DecideOutcome::AlreadyDecided {
+                same_decision: true,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_error_carries_musters_message_and_is_retryable() {
+    let fake = fake().await;
+    let muster = client(&fake);
+    fake.fail_next("GET", "/api/plugin/drafts", 1, 503);
+    let e = muster.list_drafts(None).await.unwrap_err();
+    assert!(
+        matches!(&e, Error::Server { status: 503, message, .. } if message == "injected failure"),
+        "{e:?}"
+    );
+    assert!(e.is_retryable());
+    muster.list_drafts(None).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_slow_answer_past_the_request_timeout_counts_as_possibly_sent() {
+    let fake = fake().await;
+    let muster = countersign_muster::MusterClient::with_request_timeout(
+        fake.url().parse().unwrap(),
+        fake.password().to_owned(),
+        std::time::Duration::from_millis(200),
+    )
+    .unwrap();
+    muster.login().await.unwrap();
+    fake.delay_next(
+        "GET",
+        "/api/plugin/drafts",
+        1,
+        std::time::Duration::from_secs(2),
+    );
+    let e = muster.list_drafts(None).await.unwrap_err();
+    assert!(
+        matches!(e, Error::Transport { request_sent: true }),
+        "{e:?}"
+    );
+}

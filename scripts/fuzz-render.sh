@@ -29,5 +29,5 @@ find "$seeds" -name '*.eml' -exec cp -n {} "$corpus/" \;
 
 cd "$fuzz_dir"
 # -rss_limit_mb: a 30 MB draft must render, but a leak must not eat the machine.
-exec cargo +nightly fuzz run render "$corpus" -- \
+exec cargo +nightly fuzz run -O render "$corpus" -- \
   -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=2048 -timeout=10

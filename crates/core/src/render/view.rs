@@ -126,6 +126,8 @@ pub enum WarningKind {
     BrokenHeader,
     /// The HTML shows a `cid:` image that the message does not contain.
     MissingInlineImage,
+    /// The MIME parser gave up on the structure (it stopped on an internal check).
+    UnparseableStructure,
 }
 
 /// A problem found while reading the draft, shown to the owner.
@@ -274,7 +276,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
             kind: WarningKind::EmptyMessage,
             message: "The draft is empty: it has no headers and no body.".into(),
         });
-    } else if let Some(message) = MessageParser::default().parse(raw) {
+    } else if let Some(message) = parse(raw, &mut view.warnings) {
         read_headers(&message, &mut view);
         read_structure_warnings(&message, raw, &mut view.warnings);
         let parts = collect_attachments(&message, raw);
@@ -298,7 +300,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
                 }
             }
         }
-    } else {
+    } else if view.warnings.is_empty() {
         view.warnings.push(Warning {
             kind: WarningKind::NotAMessage,
             message: "Cannot find any header: these bytes are not an email message, so \
@@ -353,7 +355,7 @@ pub fn render_plain_text(
 /// The metadata and decoded bytes of attachment `index` (as numbered in
 /// [`ReviewView::attachments`]), so the app can save it where the owner chooses.
 pub fn attachment_bytes(raw: &[u8], index: usize) -> Option<(AttachmentMeta, Vec<u8>)> {
-    let message = MessageParser::default().parse(raw)?;
+    let message = parse(raw, &mut Vec::new())?;
     let mut parts = collect_attachments(&message, raw);
     if index >= parts.len() {
         return None;
@@ -369,6 +371,24 @@ pub fn attachment_bytes(raw: &[u8], index: usize) -> Option<(AttachmentMeta, Vec
         }
     }
     Some((meta, bytes.into_owned()))
+}
+
+/// Parses with mail-parser, which handles malformed MIME gracefully in release builds but
+/// stops on internal `debug_assert!`s (and overflow checks) in debug builds of the app and CLI;
+/// such a draft must still be reviewable, so the stop becomes a warning.
+fn parse<'r>(raw: &'r [u8], warnings: &mut Vec<Warning>) -> Option<Message<'r>> {
+    match std::panic::catch_unwind(|| MessageParser::default().parse(raw)) {
+        Ok(message) => message,
+        Err(_) => {
+            warnings.push(Warning {
+                kind: WarningKind::UnparseableStructure,
+                message: "The MIME structure of this draft is too damaged to read; nothing of \
+                          it can be shown. Reject it or look at the raw message."
+                    .into(),
+            });
+            None
+        }
+    }
 }
 
 fn is_zip_container(t: &str) -> bool {

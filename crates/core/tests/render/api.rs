@@ -220,3 +220,22 @@ fn the_exfiltration_reply_is_flagged_for_the_stranger_and_the_bcc() {
     );
     assert!(view.flags.iter().any(|f| f.kind == FlagKind::BccRecipient));
 }
+
+#[test]
+fn a_draft_that_trips_the_mime_parser_still_renders() {
+    // Found by fuzzing: mail-parser's internal assertion fires on it in debug builds.
+    let raw =
+        fs::read(fixtures("render-regressions").join("mail-parser-invalid-part-id.eml")).unwrap();
+    let view = render_message(&raw, &RenderOptions::default());
+    assert_eq!(view.raw_size, raw.len() as u64);
+    if cfg!(debug_assertions) {
+        assert!(
+            view.warnings
+                .iter()
+                .any(|w| w.kind == countersign_core::render::WarningKind::UnparseableStructure),
+            "{:?}",
+            view.warnings
+        );
+    }
+    let _ = attachment_bytes(&raw, 0);
+}

@@ -29,8 +29,8 @@ pub enum Error {
     },
     /// 403 `insufficientPermissions`: the token lacks a scope this method needs.
     #[error(
-        "cannot do this with the Gmail permissions granted: reconnect the account and allow \
-         one of {}", needed.join(", ")
+        "cannot do this with the Gmail permissions granted: reconnect the account and allow {}",
+        describe_scopes(needed)
     )]
     InsufficientScope {
         /// Scopes any one of which would do, from Google's `WWW-Authenticate` header when given.
@@ -131,6 +131,15 @@ impl Error {
         // The URL can carry a token (tokeninfo takes `access_token=`), so it is stripped.
         tracing::debug!(error = %WithoutUrl(err), request_sent, "gmail transport error");
         Error::Transport { request_sent }
+    }
+}
+
+/// "one of a, b" for the scopes Google named, or the scope Countersign asks for.
+fn describe_scopes(needed: &[String]) -> String {
+    if needed.is_empty() {
+        "'Read, compose and send' (gmail.modify)".to_owned()
+    } else {
+        format!("one of {}", needed.join(", "))
     }
 }
 

@@ -34,7 +34,7 @@ pub use history::{HistoryChanges, HistoryRecord};
 pub use messages::{MessageMetadata, MessageQuery, MessageRef};
 pub use oauth::{
     can_read, can_send, connect, Browser, ClientSecret, ConnectOptions, Connection,
-    OAuthTokenSource, RefusalSentence, LOG_FILTER_DIRECTIVE,
+    OAuthTokenSource, OpenUrl, RefusalSentence, LOG_FILTER_DIRECTIVE,
 };
 pub use profile::Profile;
 pub use quota::{Method, QuotaLimiter};

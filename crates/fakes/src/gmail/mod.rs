@@ -13,6 +13,8 @@ mod rest;
 mod scopes;
 mod seed;
 mod state;
+#[cfg(test)]
+mod tests;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};

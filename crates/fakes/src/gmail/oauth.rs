@@ -103,6 +103,7 @@ async fn authorize(State(sh): State<Arc<Shared>>, req: Req) -> Response {
             CodeGrant {
                 scopes: granted.clone(),
                 redirect_uri: redirect_uri.to_owned(),
+                offline: req.param("access_type") == Some("offline"),
             },
         );
         code
@@ -203,15 +204,17 @@ async fn token(
                 );
             }
             let scope = grant.scopes.join(" ");
-            let (access, refresh) = s.issue(grant.scopes, true);
-            Json(json!({
+            let (access, refresh) = s.issue(grant.scopes, grant.offline);
+            let mut answer = json!({
                 "access_token": access,
                 "expires_in": ACCESS_TOKEN_SECONDS,
-                "refresh_token": refresh,
                 "scope": scope,
                 "token_type": "Bearer",
-            }))
-            .into_response()
+            });
+            if let Some(refresh) = refresh {
+                answer["refresh_token"] = json!(refresh);
+            }
+            Json(answer).into_response()
         }
         Some("refresh_token") => {
             let refresh = field("refresh_token").unwrap_or_default();
@@ -269,7 +272,7 @@ async fn tokeninfo(State(sh): State<Arc<Shared>>, req: Req) -> Response {
         "scope": grant.scopes.join(" "),
         "exp": (chrono::Utc::now().timestamp() + left as i64).to_string(),
         "expires_in": left.to_string(),
-        "access_type": "offline",
+        "access_type": if grant.refresh_token.is_some() { "offline" } else { "online" },
     });
     if grant
         .scopes

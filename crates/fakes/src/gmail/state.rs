@@ -117,6 +117,8 @@ pub struct RefreshGrant {
 pub struct CodeGrant {
     pub scopes: Vec<String>,
     pub redirect_uri: String,
+    /// `access_type=offline` was asked: only then does Google give a refresh token.
+    pub offline: bool,
 }
 
 #[derive(Debug)]

@@ -1,0 +1,497 @@
+//! The fake Gmail over real HTTP, checked against what Google answers.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{Failure, FakeGmail, GmailConfig, CLIENT_ID, CLIENT_SECRET};
+use crate::Seed;
+
+const MODIFY: &str = "https://www.googleapis.com/auth/gmail.modify";
+const SEND: &str = "https://www.googleapis.com/auth/gmail.send";
+
+async fn fake() -> FakeGmail {
+    FakeGmail::start(GmailConfig::default()).await.unwrap()
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+async fn get(fake: &FakeGmail, token: &str, path: &str) -> (u16, Value) {
+    let response = http()
+        .get(format!("{}{path}", fake.api_base()))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn raw(message_id: &str) -> Vec<u8> {
+    format!("From: owner@example.com\r\nTo: a@example.org\r\nSubject: x\r\nMessage-ID: {message_id}\r\n\r\nhello\r\n").into_bytes()
+}
+
+#[tokio::test]
+async fn consent_redirects_to_the_loopback_with_code_scope_and_state() {
+    let fake = fake().await;
+    let response = http()
+        .get(fake.auth_url())
+        .query(&[
+            ("client_id", CLIENT_ID),
+            ("redirect_uri", "http://localhost:5555"),
+            ("response_type", "code"),
+            ("scope", MODIFY),
+            ("access_type", "offline"),
+            ("state", "s1"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 302);
+    let location = url::Url::parse(response.headers()["location"].to_str().unwrap()).unwrap();
+    assert_eq!(location.host_str(), Some("localhost"));
+    assert_eq!(location.port(), Some(5555));
+    let q: std::collections::HashMap<_, _> = location.query_pairs().into_owned().collect();
+    assert_eq!(q["state"], "s1");
+    assert_eq!(q["scope"], MODIFY);
+    assert!(q["code"].starts_with("4/"));
+}
+
+#[tokio::test]
+async fn consent_refuses_a_redirect_that_is_not_the_loopback() {
+    let fake = fake().await;
+    let response = http()
+        .get(fake.auth_url())
+        .query(&[
+            ("client_id", CLIENT_ID),
+            ("redirect_uri", "https://attacker.example.com/cb"),
+            ("response_type", "code"),
+            ("scope", MODIFY),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    assert!(response
+        .text()
+        .await
+        .unwrap()
+        .contains("redirect_uri_mismatch"));
+}
+
+async fn exchange(fake: &FakeGmail, form: &[(&str, &str)]) -> (u16, Value) {
+    let response = http()
+        .post(fake.token_url())
+        .form(form)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_code_is_exchanged_once_and_a_revoked_refresh_token_is_an_invalid_grant() {
+    let fake = fake().await;
+    let response = http()
+        .get(fake.auth_url())
+        .query(&[
+            ("client_id", CLIENT_ID),
+            ("redirect_uri", "http://127.0.0.1:5555/"),
+            ("response_type", "code"),
+            ("scope", MODIFY),
+            ("access_type", "offline"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let location = url::Url::parse(response.headers()["location"].to_str().unwrap()).unwrap();
+    let code = location
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .unwrap()
+        .1
+        .into_owned();
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("client_id", CLIENT_ID),
+        ("client_secret", CLIENT_SECRET),
+        ("redirect_uri", "http://127.0.0.1:5555/"),
+    ];
+    let (status, tokens) = exchange(&fake, &form).await;
+    assert_eq!(status, 200);
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert_eq!(tokens["scope"], MODIFY);
+    let refresh = tokens["refresh_token"].as_str().unwrap().to_owned();
+    assert_eq!(exchange(&fake, &form).await.1["error"], "invalid_grant");
+
+    let refresh_form = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", refresh.as_str()),
+        ("client_id", CLIENT_ID),
+        ("client_secret", CLIENT_SECRET),
+    ];
+    let (status, refreshed) = exchange(&fake, &refresh_form).await;
+    assert_eq!(status, 200);
+    assert!(
+        refreshed.get("refresh_token").is_none(),
+        "Google does not repeat it"
+    );
+
+    fake.revoke_refresh_tokens();
+    let (status, error) = exchange(&fake, &refresh_form).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        error,
+        json!({"error": "invalid_grant", "error_description": "Token has been expired or revoked."})
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_client_secret_is_an_invalid_client() {
+    let fake = fake().await;
+    let (status, error) = exchange(
+        &fake,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", "x"),
+            ("client_id", CLIENT_ID),
+            ("client_secret", "wrong"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert_eq!(error["error"], "invalid_client");
+}
+
+#[tokio::test]
+async fn tokeninfo_gives_scopes_and_times_as_strings() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY, SEND]);
+    let info: Value = http()
+        .get(fake.tokeninfo_url())
+        .query(&[("access_token", tokens.access_token.as_str())])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info["scope"], format!("{MODIFY} {SEND}"));
+    assert!(info["expires_in"].is_string() && info["exp"].is_string());
+    assert_eq!(info["aud"], CLIENT_ID);
+    let bad = http()
+        .get(fake.tokeninfo_url())
+        .query(&[("access_token", "nope")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| !r.query.contains(&tokens.access_token)),
+        "the log masks tokens"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_scope_answers_like_google_with_the_scopes_that_would_do() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[SEND]);
+    let response = http()
+        .post(format!("{}/drafts/send", fake.api_base()))
+        .bearer_auth(&tokens.access_token)
+        .json(&json!({"id": "r1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    let challenge = response.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(challenge.contains("insufficient_scope") && challenge.contains(MODIFY));
+    assert!(!challenge.contains(SEND));
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["status"], "PERMISSION_DENIED");
+    assert_eq!(
+        body["error"]["errors"][0]["reason"],
+        "insufficientPermissions"
+    );
+    assert_eq!(
+        body["error"]["details"][0]["reason"],
+        "ACCESS_TOKEN_SCOPE_INSUFFICIENT"
+    );
+}
+
+#[tokio::test]
+async fn no_token_and_a_foreign_user_are_refused() {
+    let fake = fake().await;
+    let response = http()
+        .get(format!("{}/profile", fake.api_base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let response = http()
+        .get(format!(
+            "{}/gmail/v1/users/someone@else.example/profile",
+            fake.base_url()
+        ))
+        .bearer_auth(&tokens.access_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    // The mailbox's own address works like `me`.
+    let (status, _) = get(&fake, &tokens.access_token, "/profile").await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn over_quota_answers_429_with_a_retry_time_in_the_message() {
+    let fake = FakeGmail::start(GmailConfig {
+        quota_units_per_minute: 600,
+        ..GmailConfig::default()
+    })
+    .await
+    .unwrap();
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    // 10 units a second: two drafts.list pass, the third does not.
+    assert_eq!(get(&fake, &tokens.access_token, "/drafts").await.0, 200);
+    assert_eq!(get(&fake, &tokens.access_token, "/drafts").await.0, 200);
+    let (status, body) = get(&fake, &tokens.access_token, "/drafts").await;
+    assert_eq!(status, 429);
+    assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED");
+    assert_eq!(body["error"]["errors"][0]["reason"], "rateLimitExceeded");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Retry after 20"));
+}
+
+#[tokio::test]
+async fn drafts_get_a_new_message_id_on_update_and_vanish_when_sent() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let filed: Value = http()
+        .post(format!("{}/_control/drafts", fake.base_url()))
+        .json(&json!({"rawText": String::from_utf8(raw("<v1@x>")).unwrap()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = filed["id"].as_str().unwrap().to_owned();
+    let updated: Value = http()
+        .put(format!("{}/_control/drafts/{id}", fake.base_url()))
+        .json(&json!({"rawText": String::from_utf8(raw("<v2@x>")).unwrap()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_ne!(updated["messageId"], filed["messageId"]);
+
+    // Unpadded base64url is accepted, as Google does.
+    let unpadded = super::rest::encode_raw(&raw("<sent@x>"))
+        .trim_end_matches('=')
+        .to_owned();
+    let response = http()
+        .post(format!("{}/drafts/send", fake.api_base()))
+        .bearer_auth(&tokens.access_token)
+        .json(&json!({"id": id, "message": {"raw": unpadded, "threadId": filed["threadId"]}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let sent: Value = response.json().await.unwrap();
+    assert_eq!(sent["threadId"], filed["threadId"]);
+    assert_eq!(sent["labelIds"], json!(["SENT"]));
+    assert_eq!(
+        get(&fake, &tokens.access_token, &format!("/drafts/{id}"))
+            .await
+            .0,
+        404
+    );
+
+    let (_, found) = get(
+        &fake,
+        &tokens.access_token,
+        "/messages?q=rfc822msgid:sent@x",
+    )
+    .await;
+    assert_eq!(found["messages"][0]["id"], sent["id"]);
+    let listed: Value = http()
+        .get(format!("{}/_control/sent", fake.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed[0]["rawText"],
+        String::from_utf8(raw("<sent@x>")).unwrap()
+    );
+    let count: Value = http()
+        .get(format!("{}/_control/sends/{id}", fake.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(count["count"], 1);
+}
+
+#[tokio::test]
+async fn an_injected_failure_answers_googles_body_for_that_status() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    http()
+        .post(format!("{}/_control/faults/fail", fake.base_url()))
+        .json(&json!({"method": "getProfile", "times": 1, "status": 500}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = get(&fake, &tokens.access_token, "/profile").await;
+    assert_eq!(status, 500);
+    assert_eq!(body["error"]["errors"][0]["reason"], "backendError");
+    assert_eq!(
+        get(&fake, &tokens.access_token, "/profile").await.0,
+        200,
+        "only once"
+    );
+    let log: Value = http()
+        .get(format!("{}/_control/requests", fake.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        log.as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["method"] == "getProfile")
+            .count(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn going_offline_refuses_connections_for_the_time_asked() {
+    let fake = fake().await;
+    let response = http()
+        .post(format!("{}/_control/offline", fake.base_url()))
+        .json(&json!({"seconds": 0.5}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 202);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let refused = http()
+        .get(format!("{}/_control/state", fake.base_url()))
+        .send()
+        .await;
+    assert!(refused.unwrap_err().is_connect());
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(http()
+        .get(format!("{}/_control/state", fake.base_url()))
+        .send()
+        .await
+        .is_ok());
+}
+
+#[tokio::test]
+async fn a_too_old_history_id_is_not_found() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let start = fake.history_id();
+    fake.file_draft(&raw("<h@x>"), None);
+    let (status, body) = get(
+        &fake,
+        &tokens.access_token,
+        &format!("/history?startHistoryId={start}&labelId=DRAFT"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["history"].as_array().unwrap().len(), 1);
+    fake.expire_history();
+    let (status, _) = get(
+        &fake,
+        &tokens.access_token,
+        &format!("/history?startHistoryId={start}"),
+    )
+    .await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_failure_with_retry_after_names_the_time() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    fake.fail_next(
+        "drafts.list",
+        1,
+        Failure::status(403)
+            .reason("userRateLimitExceeded")
+            .retry_after(Duration::from_secs(3)),
+    );
+    let (status, body) = get(&fake, &tokens.access_token, "/drafts").await;
+    assert_eq!(status, 403);
+    assert_eq!(body["error"]["errors"][0]["domain"], "usageLimits");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Retry after"));
+}
+
+#[tokio::test]
+async fn the_demo_seed_files_four_replies_each_answering_an_inbox_message() {
+    let fake = FakeGmail::start(GmailConfig {
+        seed: Seed::Demo,
+        ..GmailConfig::default()
+    })
+    .await
+    .unwrap();
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let drafts = fake.drafts();
+    assert_eq!(drafts.len(), 4);
+    for draft in drafts {
+        let (_, d) = get(
+            &fake,
+            &tokens.access_token,
+            &format!("/drafts/{}?format=raw", draft.id),
+        )
+        .await;
+        let bytes = super::rest::decode_raw(d["message"]["raw"].as_str().unwrap()).unwrap();
+        let parent_id = super::mime::header(&bytes, "In-Reply-To").unwrap();
+        let (_, parents) = get(
+            &fake,
+            &tokens.access_token,
+            &format!(
+                "/messages?q=rfc822msgid:{}",
+                parent_id.trim_matches(['<', '>'])
+            ),
+        )
+        .await;
+        let parent = parents["messages"][0].clone();
+        assert_eq!(
+            parent["threadId"],
+            json!(draft.thread_id),
+            "the reply is on its parent's thread"
+        );
+    }
+}

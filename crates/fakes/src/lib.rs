@@ -10,6 +10,8 @@ pub mod gmail;
 pub mod muster;
 pub mod server;
 
+pub use muster::{FakeMuster, MusterConfig};
+
 /// What a fake holds when it starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

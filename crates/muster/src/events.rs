@@ -103,7 +103,9 @@ async fn follow(client: MusterClient, options: EventOptions, tx: mpsc::Sender<Mu
             Ended::Stop => return,
             Ended::Retry { reason, connected } => {
                 if connected {
+                    // It was up (Connected went out): this is a new outage.
                     failures = 0;
+                    down = false;
                 }
                 tracing::debug!(base = %client.base_url(), %reason, "muster event stream ended");
                 if !down {
@@ -116,8 +118,6 @@ async fn follow(client: MusterClient, options: EventOptions, tx: mpsc::Sender<Mu
         }
         tokio::time::sleep(backoff(&options, failures)).await;
         failures = failures.saturating_add(1);
-        // `down` stays true until a connection succeeds (connect_once sends Connected).
-        down = down && !tx.is_closed();
     }
 }
 

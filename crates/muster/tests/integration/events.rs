@@ -94,6 +94,16 @@ async fn a_cut_stream_is_reconnected_and_connected_is_sent_again() {
         }
     );
     assert_eq!(fake.count_requests("GET", "/events"), 2);
+    // A second cut is a second outage, reported and recovered the same way.
+    fake.cut_event_streams();
+    assert!(matches!(
+        next(&mut events, Duration::from_secs(2)).await,
+        MusterEvent::Disconnected { .. }
+    ));
+    assert_eq!(
+        next(&mut events, Duration::from_secs(2)).await,
+        MusterEvent::Connected
+    );
 }
 
 #[tokio::test]

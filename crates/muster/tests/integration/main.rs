@@ -1,6 +1,7 @@
 //! Integration tests of the muster client against the fake muster on 127.0.0.1 (and, for
 //! malformed answers, against tiny servers written in the test).
 
+mod control;
 mod decide;
 mod events;
 mod login;

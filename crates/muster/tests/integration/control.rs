@@ -1,0 +1,140 @@
+//! The fake's control API over HTTP (what the `countersign-fakes` binary offers black-box tests
+//! and demo scripts) plays the plugin and the sessions with the same rules as in-process.
+
+use std::time::Duration;
+
+use countersign_muster::{CheckState, DecideOutcome, Decision, DraftState, Error, RouteState};
+use serde_json::{json, Value};
+
+use crate::{client, fake};
+
+async fn control(base: &str, path: &str, body: Value) -> Value {
+    let response = reqwest::Client::new()
+        .post(format!("{base}/_control/{path}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        response.status().is_success(),
+        "{path}: {}",
+        response.status()
+    );
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_http_control_api_plays_plugin_and_session_through_a_checked_refused_send() {
+    let fake = fake().await;
+    let base = fake.url();
+    control(
+        &base,
+        "plugins",
+        json!({"name": "support-desk", "draftChecks": true}),
+    )
+    .await;
+    let relayed = control(
+        &base,
+        "messages",
+        json!({"plugin": "support-desk", "session": "triage", "from": "li@example.org",
+               "subject": "Refund", "snippet": "cracked jug"}),
+    )
+    .await;
+    let route = relayed["routeId"].as_str().unwrap();
+    let message = relayed["messageId"].as_str().unwrap();
+    let filed = control(
+        &base,
+        &format!("routes/{route}/drafts"),
+        json!({"text": "Refunded."}),
+    )
+    .await;
+    let id = filed["draft"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(filed["draft"]["checkState"], "awaiting");
+
+    let muster = client(&fake);
+    assert_eq!(
+        muster.get_draft(&id).await.unwrap().check,
+        CheckState::Awaiting
+    );
+    control(
+        &base,
+        &format!("drafts/{id}/check"),
+        json!({"verdict": "sendable"}),
+    )
+    .await;
+    let draft = muster.get_draft(&id).await.unwrap();
+    let outcome = muster
+        .decide(&id, Decision::Approve, None, &draft.updated_at)
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome, DecideOutcome::Queued { .. }),
+        "{outcome:?}"
+    );
+    control(&base, &format!("drafts/{id}/claim"), json!({})).await;
+    control(
+        &base,
+        &format!("drafts/{id}/result"),
+        json!({"ok": false, "detail": "refund amount exceeds order"}),
+    )
+    .await;
+    assert_eq!(
+        muster.get_draft(&id).await.unwrap().state,
+        DraftState::Failed
+    );
+    let routes = muster.list_routes(message).await.unwrap();
+    assert_eq!(
+        routes.iter().map(|r| r.state).collect::<Vec<_>>(),
+        vec![RouteState::SendFailed, RouteState::Redraft]
+    );
+    assert_eq!(
+        routes[0].reason.as_deref(),
+        Some("refund amount exceeds order")
+    );
+}
+
+#[tokio::test]
+async fn the_http_control_api_arms_faults_expires_sessions_and_logs_without_cookies() {
+    let fake = fake().await;
+    let base = fake.url();
+    let muster = client(&fake);
+    muster.login().await.unwrap();
+
+    control(
+        &base,
+        "faults",
+        json!({"method": "GET", "path": "/api/plugin/*", "times": 1, "action": "fail", "status": 500}),
+    )
+    .await;
+    let e = muster.list_messages(None).await.unwrap_err();
+    assert!(matches!(e, Error::Server { status: 500, .. }), "{e:?}");
+    muster.list_messages(None).await.unwrap();
+
+    control(&base, "sessions/expire", json!({})).await;
+    muster.list_messages(None).await.unwrap();
+    assert_eq!(fake.count_requests("POST", "/login"), 2);
+
+    control(&base, "offline", json!({"millis": 300})).await;
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let e = muster.list_messages(None).await.unwrap_err();
+    assert!(matches!(e, Error::Transport { .. }), "{e:?}");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    muster.list_messages(None).await.unwrap();
+
+    let log: Value = reqwest::get(format!("{base}/_control/requests"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let text = log.to_string();
+    assert!(text.contains("/api/plugin/messages"));
+    assert!(!text.contains(fake.password()));
+    // The log says a cookie came along, never what it was.
+    assert!(log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["hadSessionCookie"] == true));
+    assert!(!text.contains("muster_session="));
+}

@@ -78,7 +78,7 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Transport { .. } | Error::RateLimited { .. } => true,
-            Error::Server { status, .. } => *status >= 500,
+            Error::Server { status, .. } => *status >= 500 || *status == 429,
             _ => false,
         }
     }

@@ -2,9 +2,9 @@
 //! (discovery document `gmail/v1/gmail-api.json`: `Draft`, `Message`, `ListDraftsResponse`,
 //! `ListMessagesResponse`, `ListHistoryResponse`, `Profile`).
 //!
-//! Every call goes through [`run`]: log, injected delay, bearer token, user id, scope,
-//! injected failure, quota; then the change; then, if asked, the connection is dropped
-//! although the change is committed.
+//! Every call goes through [`run`]: log, bearer token, user id, scope, injected failure,
+//! quota; then the change; then an injected delay of the answer; then, if asked, the connection
+//! is dropped although the change is committed.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -122,7 +122,7 @@ async fn run(
     user: &str,
     body: impl FnOnce(&mut Mailbox) -> Result<Answer, ApiError>,
 ) -> Response {
-    let delay = {
+    let (delay, outcome, dropped) = {
         let mut s = shared.lock();
         s.log.push(super::state::LoggedRequest {
             method: spec.name.to_owned(),
@@ -130,24 +130,23 @@ async fn run(
             path: req.path.clone(),
             query: req.logged_query(),
         });
-        s.take_delay(spec.name)
+        let delay = s.take_delay(spec.name);
+        let outcome = match admit(&mut s, spec, req, user) {
+            Ok(()) => body(&mut s),
+            Err(e) => Err(e),
+        };
+        let dropped = outcome.is_ok() && s.take_drop(spec.name);
+        (delay, outcome, dropped)
     };
+    // The change is made before the delay, as at Google: a client that gives up waiting does
+    // not undo what the server already did.
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
     }
-    let mut s = shared.lock();
-    if let Err(e) = admit(&mut s, spec, req, user) {
-        return e.into_response();
-    }
-    let answer = match body(&mut s) {
-        Ok(answer) => answer,
-        Err(e) => return e.into_response(),
-    };
-    let dropped = s.take_drop(spec.name);
-    drop(s);
-    let mut response = match answer {
-        Answer::Json(v) => Json(v).into_response(),
-        Answer::Empty => StatusCode::NO_CONTENT.into_response(),
+    let mut response = match outcome {
+        Ok(Answer::Json(v)) => Json(v).into_response(),
+        Ok(Answer::Empty) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => e.into_response(),
     };
     if dropped {
         response.extensions_mut().insert(DropConnection);

@@ -211,3 +211,69 @@ async fn without_the_limiter_the_same_burst_is_throttled_by_the_fake() {
     }
     assert!(throttled > 0);
 }
+
+#[tokio::test]
+async fn a_send_that_times_out_after_connecting_is_uncertain_and_still_happens() {
+    let fake = fake().await;
+    let raw = reply("<slow@example.com>", "x");
+    let filed = fake.file_draft(&raw, None);
+    fake.delay("drafts.send", Duration::from_millis(800), Some(1));
+    let mut cfg = config(&fake, quick_retries());
+    cfg.request_timeout = Duration::from_millis(300);
+    let tokens = fake.issue_tokens(&[GMAIL_MODIFY]);
+    let gmail = countersign_gmail::GmailClient::new(
+        cfg,
+        std::sync::Arc::new(countersign_gmail::FixedToken::new(tokens.access_token)),
+    )
+    .unwrap();
+    let err = gmail.send_draft(&filed.id, &raw, None).await.unwrap_err();
+    assert!(
+        matches!(err, Error::Transport { request_sent: true }),
+        "{err:?}"
+    );
+    // Google went on with it: exactly why the outbox must reconcile instead of resending.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(fake.send_count(&filed.id), 1);
+    assert_eq!(fake.request_count("drafts.send"), 1);
+}
+
+#[tokio::test]
+async fn a_long_run_of_reads_keeps_close_to_the_quota_without_being_throttled() {
+    // 6,000 units a minute is 100 a second; 120 drafts.get are 600 units.
+    let fake = fake_with(GmailConfig {
+        quota_units_per_minute: 6_000,
+        ..GmailConfig::default()
+    })
+    .await;
+    let filed = fake.file_draft(&reply("<q@example.com>", "x"), None);
+    let mut cfg = config(&fake, RetryPolicy::never());
+    cfg.units_per_second = 100;
+    let tokens = fake.issue_tokens(&[GMAIL_MODIFY]);
+    let gmail = countersign_gmail::GmailClient::new(
+        cfg,
+        std::sync::Arc::new(countersign_gmail::FixedToken::new(tokens.access_token)),
+    )
+    .unwrap();
+    let start = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for worker in 0..8 {
+        let gmail = gmail.clone();
+        let id = filed.id.clone();
+        tasks.spawn(async move {
+            for _ in 0..15 {
+                gmail
+                    .get_draft_minimal(&id)
+                    .await
+                    .unwrap_or_else(|e| panic!("worker {worker} was throttled: {e:?}"));
+            }
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result.unwrap();
+    }
+    let units_per_second = 600.0 / start.elapsed().as_secs_f64();
+    assert!(
+        units_per_second >= 90.0,
+        "achieved {units_per_second:.1} units/s of 100"
+    );
+}

@@ -13,8 +13,14 @@
 //! | `POST /_control/drafts/{id}/result` | `{"ok": bool, "detail"}` | the plugin reports its send |
 //! | `POST /_control/sessions/expire` | — | every session cookie stops working |
 //! | `POST /_control/faults` | `{"method", "path", "times", "action": "fail"\|"delay"\|"drop_after_commit", "status", "millis"}` | arm a fault |
+//! | `POST /_control/faults/fail` | `{"method", "path", "times", "status"}` | the same, shaped like the fake Gmail's |
+//! | `POST /_control/faults/delay` | `{"method", "path", "times", "ms"}` | 〃 |
+//! | `POST /_control/faults/drop` | `{"method", "path", "times"}` | 〃 (drop after commit) |
 //! | `DELETE /_control/faults` | — | disarm all faults |
-//! | `POST /_control/offline` | `{"millis"}` | refuse connections for that long |
+//! | `POST /_control/offline` | `{"millis"}` or `{"seconds"}` | refuse connections for that long |
+//!
+//! `method` is an HTTP method (default: any); `path` may use `*` for any run of characters,
+//! e.g. `/api/plugin/drafts/*/decide`.
 //! | `POST /_control/events/cut` | — | end every open `/events` stream |
 //! | `GET`/`DELETE /_control/requests` | — | the request log / clear it |
 
@@ -44,6 +50,9 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/_control/drafts/{id}/result", post(report_result))
         .route("/_control/sessions/expire", post(expire_sessions))
         .route("/_control/faults", post(arm_fault).delete(clear_faults))
+        .route("/_control/faults/fail", post(arm_fail))
+        .route("/_control/faults/delay", post(arm_delay))
+        .route("/_control/faults/drop", post(arm_drop))
         .route("/_control/offline", post(go_offline))
         .route("/_control/events/cut", post(cut_events))
         .route("/_control/requests", delete(clear_requests).get(requests))
@@ -213,6 +222,44 @@ async fn arm_fault(State(shared): State<Arc<Shared>>, Json(f): Json<NewFault>) -
     Json(json!({})).into_response()
 }
 
+#[derive(Deserialize)]
+struct ShapedFault {
+    #[serde(default = "any_method")]
+    method: String,
+    path: String,
+    #[serde(default = "once")]
+    times: u32,
+    status: Option<u16>,
+    ms: Option<u64>,
+}
+
+fn arm(shared: &Shared, f: &ShapedFault, action: FaultAction) -> Response {
+    shared
+        .faults
+        .lock()
+        .expect("faults lock")
+        .arm(&f.method, &f.path, f.times, action);
+    Json(json!({})).into_response()
+}
+
+async fn arm_fail(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
+    match f.status {
+        Some(status) if (100..600).contains(&status) => arm(&shared, &f, FaultAction::Fail(status)),
+        _ => ApiError::new(400, "a fail fault needs a status").into_response(),
+    }
+}
+
+async fn arm_delay(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
+    match f.ms {
+        Some(ms) => arm(&shared, &f, FaultAction::Delay(Duration::from_millis(ms))),
+        None => ApiError::new(400, "a delay fault needs ms").into_response(),
+    }
+}
+
+async fn arm_drop(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
+    arm(&shared, &f, FaultAction::DropAfterCommit)
+}
+
 async fn clear_faults(State(shared): State<Arc<Shared>>) -> Response {
     shared.faults.lock().expect("faults lock").clear();
     Json(json!({})).into_response()
@@ -220,7 +267,8 @@ async fn clear_faults(State(shared): State<Arc<Shared>>) -> Response {
 
 #[derive(Deserialize)]
 struct Offline {
-    millis: u64,
+    millis: Option<u64>,
+    seconds: Option<f64>,
 }
 
 /// Offline over HTTP must end by itself: while offline, no request reaches the fake.
@@ -228,7 +276,13 @@ async fn go_offline(State(shared): State<Arc<Shared>>, Json(body): Json<Offline>
     let Some(server) = shared.server.get().cloned() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "not serving yet").into_response();
     };
-    let wait = Duration::from_millis(body.millis);
+    let wait = match (body.millis, body.seconds) {
+        (Some(ms), _) => Duration::from_millis(ms),
+        (None, Some(s)) => Duration::from_secs_f64(s.clamp(0.0, 3600.0)),
+        (None, None) => {
+            return ApiError::new(400, "say for how long: millis or seconds").into_response()
+        }
+    };
     tokio::spawn(async move {
         // Let this answer leave before the socket closes.
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -17,6 +17,9 @@ use serde::Serialize;
 use super::Shared;
 use crate::server::DropConnection;
 
+/// How many requests the log keeps before it forgets the older half.
+const LOG_LIMIT: usize = 20_000;
+
 /// One request the fake muster answered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -60,12 +63,29 @@ impl Fault {
             .method
             .as_deref()
             .is_none_or(|m| m.eq_ignore_ascii_case(method));
-        let path_ok = match self.path.strip_suffix('*') {
-            Some(prefix) => path.starts_with(prefix),
-            None => path == self.path,
-        };
-        method_ok && path_ok
+        method_ok && glob(&self.path, path)
     }
+}
+
+/// `*` in `pattern` matches any run of characters (`/api/plugin/drafts/*/decide`,
+/// `/api/*`); everything else matches itself.
+fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
 }
 
 /// The armed faults.
@@ -75,8 +95,8 @@ pub(crate) struct Faults {
 }
 
 impl Faults {
-    /// Arm `action` for the next `times` requests to `method` (`*` for any) and `path` (exact,
-    /// or a prefix when it ends in `*`).
+    /// Arm `action` for the next `times` requests to `method` (`*` for any) and `path` (`*`
+    /// matches any run of characters).
     pub(crate) fn arm(&mut self, method: &str, path: &str, times: u32, action: FaultAction) {
         if times == 0 {
             return;
@@ -130,7 +150,12 @@ pub(crate) async fn observe(
     let query = req.uri().query().map(str::to_owned);
     let had_session_cookie = session_cookie(req.headers()).is_some();
     let log = |status: u16, dropped: bool| {
-        shared.log.lock().expect("log lock").push(LoggedRequest {
+        let mut log = shared.log.lock().expect("log lock");
+        // Demo mode runs for hours: keep the recent past, not all of it.
+        if log.len() >= LOG_LIMIT {
+            log.drain(..LOG_LIMIT / 2);
+        }
+        log.push(LoggedRequest {
             method: method.clone(),
             path: path.clone(),
             query: query.clone(),
@@ -170,4 +195,25 @@ pub(crate) async fn observe(
         response.extensions_mut().insert(DropConnection);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn fault_paths_match_exactly_or_with_wildcards() {
+        assert!(glob("/login", "/login"));
+        assert!(!glob("/login", "/login/x"));
+        assert!(glob("/api/*", "/api/plugin/drafts"));
+        assert!(glob(
+            "/api/plugin/drafts/*/decide",
+            "/api/plugin/drafts/42/decide"
+        ));
+        assert!(!glob(
+            "/api/plugin/drafts/*/decide",
+            "/api/plugin/drafts/42"
+        ));
+        assert!(glob("*", "/events"));
+    }
 }

@@ -242,8 +242,8 @@ impl FakeMuster {
         self.shared.store().expire_sessions();
     }
 
-    /// Arm a fault for the next `times` requests to `method` (`*` = any) and `path` (exact, or
-    /// a prefix when it ends in `*`). The control API is never faulted.
+    /// Arm a fault for the next `times` requests to `method` (`*` = any) and `path` (`*`
+    /// matches any run of characters). The control API is never faulted.
     pub fn inject(&self, method: &str, path: &str, times: u32, action: FaultAction) {
         self.shared
             .faults

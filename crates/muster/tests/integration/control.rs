@@ -102,12 +102,21 @@ async fn the_http_control_api_arms_faults_expires_sessions_and_logs_without_cook
 
     control(
         &base,
-        "faults",
-        json!({"method": "GET", "path": "/api/plugin/*", "times": 1, "action": "fail", "status": 500}),
+        "faults/fail",
+        json!({"method": "GET", "path": "/api/plugin/*", "times": 1, "status": 500}),
     )
     .await;
     let e = muster.list_messages(None).await.unwrap_err();
     assert!(matches!(e, Error::Server { status: 500, .. }), "{e:?}");
+    muster.list_messages(None).await.unwrap();
+
+    control(
+        &base,
+        "faults",
+        json!({"path": "/api/plugin/*/x", "action": "fail", "status": 500}),
+    )
+    .await;
+    // A pattern that does not match leaves the call alone.
     muster.list_messages(None).await.unwrap();
 
     control(&base, "sessions/expire", json!({})).await;

@@ -54,6 +54,14 @@ impl ClientConfig {
         ClientConfig::default()
     }
 
+    /// The API base given on a command line (`--api-base`): Google's own tokeninfo endpoint for
+    /// Google's API, otherwise `/tokeninfo` at the same origin (where the fake serves it).
+    pub fn with_api_base(api_base: impl Into<String>) -> Self {
+        let api_base = api_base.into();
+        let tokeninfo = tokeninfo_url_for(&api_base);
+        ClientConfig::with_endpoints(api_base, tokeninfo)
+    }
+
     /// Another API base (a fake Gmail) and tokeninfo URL, default limits.
     pub fn with_endpoints(api_base: impl Into<String>, tokeninfo_url: impl Into<String>) -> Self {
         ClientConfig {
@@ -61,6 +69,16 @@ impl ClientConfig {
             tokeninfo_url: tokeninfo_url.into(),
             ..ClientConfig::default()
         }
+    }
+}
+
+/// The tokeninfo endpoint that goes with `api_base` (see [`ClientConfig::with_api_base`]).
+pub fn tokeninfo_url_for(api_base: &str) -> String {
+    match url::Url::parse(api_base) {
+        Ok(url) if url.host_str() != Some("gmail.googleapis.com") => {
+            format!("{}/tokeninfo", url.origin().ascii_serialization())
+        }
+        _ => GOOGLE_TOKENINFO_URL.to_owned(),
     }
 }
 
@@ -245,6 +263,26 @@ pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> 
             www_authenticate.as_deref(),
             &body,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fake_api_base_finds_tokeninfo_on_the_same_origin() {
+        assert_eq!(
+            tokeninfo_url_for("http://127.0.0.1:4001/gmail/v1/users/me"),
+            "http://127.0.0.1:4001/tokeninfo"
+        );
+        assert_eq!(tokeninfo_url_for(GOOGLE_API_BASE), GOOGLE_TOKENINFO_URL);
+    }
+
+    #[test]
+    fn ids_cannot_escape_their_path_segment() {
+        assert_eq!(segment("r-12_3"), "r-12_3");
+        assert_eq!(segment("../x?y"), "..%2Fx%3Fy");
     }
 }
 

@@ -27,7 +27,9 @@ pub mod token_store;
 pub mod tokeninfo;
 mod wire;
 
-pub use client::{ClientConfig, GmailClient, GOOGLE_API_BASE, GOOGLE_TOKENINFO_URL};
+pub use client::{
+    tokeninfo_url_for, ClientConfig, GmailClient, GOOGLE_API_BASE, GOOGLE_TOKENINFO_URL,
+};
 pub use drafts::{DraftRef, RawDraft, SentMessage};
 pub use error::{Error, Result};
 pub use history::{HistoryChanges, HistoryRecord};

@@ -323,6 +323,21 @@ mod tests {
         assert!(!shown.contains("secret"), "{shown}");
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn without_a_secret_service_tokens_go_to_an_owner_only_file() {
+        // Only meaningful where no session bus exists (CI, this build box); with a desktop
+        // session the keyring is used and this says nothing.
+        if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let store = TokenStore::open(dir.path());
+        assert_eq!(store.kind(), TokenStorageKind::File);
+        store.save("x", &tokens()).unwrap();
+        assert!(dir.path().join("gmail-tokens/x.json").exists());
+    }
+
     #[test]
     fn a_token_expiring_within_a_minute_needs_refresh() {
         let t = tokens();

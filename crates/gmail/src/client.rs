@@ -266,6 +266,19 @@ pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> 
     }
 }
 
+/// Percent-encode an id for use as one path segment.
+pub(crate) fn segment(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,17 +297,4 @@ mod tests {
         assert_eq!(segment("r-12_3"), "r-12_3");
         assert_eq!(segment("../x?y"), "..%2Fx%3Fy");
     }
-}
-
-/// Percent-encode an id for use as one path segment.
-pub(crate) fn segment(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }

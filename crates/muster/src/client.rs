@@ -27,7 +27,8 @@ pub struct MusterClient {
 pub(crate) struct Inner {
     pub(crate) http: reqwest::Client,
     pub(crate) base: Url,
-    pub(crate) password: Secret,
+    /// Replaced only by a successful [`MusterClient::sign_in_with`].
+    pub(crate) password: std::sync::Mutex<Secret>,
     pub(crate) session: tokio::sync::Mutex<SessionState>,
     pub(crate) request_timeout: Duration,
 }
@@ -71,7 +72,7 @@ impl MusterClient {
             inner: Arc::new(Inner {
                 http,
                 base,
-                password: Secret::new(password),
+                password: std::sync::Mutex::new(Secret::new(password)),
                 session: tokio::sync::Mutex::new(SessionState::Fresh),
                 request_timeout,
             }),
@@ -247,6 +248,15 @@ mod tests {
         );
         let c = client("https://example.com/muster/").unwrap();
         assert_eq!(c.url("/login").as_str(), "https://example.com/muster/login");
+    }
+
+    #[test]
+    fn an_id_is_sent_as_one_encoded_path_segment() {
+        let c = client("http://127.0.0.1:8105").unwrap();
+        assert_eq!(
+            c.url(&paths::decide("a/b?c")).as_str(),
+            "http://127.0.0.1:8105/api/plugin/drafts/a%2Fb%3Fc/decide"
+        );
     }
 
     #[test]

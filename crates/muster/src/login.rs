@@ -53,9 +53,33 @@ impl MusterClient {
     /// [`Error::Transport`].
     pub async fn login(&self) -> Result<()> {
         let mut state = self.inner.session.lock().await;
-        let cookie = self.post_login().await?;
+        let cookie = self.post_login(&self.password()).await?;
         *state = SessionState::SignedIn(cookie);
         Ok(())
+    }
+
+    /// Sign in with a new owner password (after [`Error::SignInAgain`] because it changed on
+    /// muster). Only when muster accepts it does it replace the stored one, for this client and
+    /// its clones; a refused one leaves everything as it was.
+    pub async fn sign_in_with(&self, password: String) -> Result<()> {
+        let password = Secret::new(password);
+        let mut state = self.inner.session.lock().await;
+        let cookie = self.post_login(&password).await?;
+        *self
+            .inner
+            .password
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = password;
+        *state = SessionState::SignedIn(cookie);
+        Ok(())
+    }
+
+    fn password(&self) -> Secret {
+        self.inner
+            .password
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Whether the client has given up signing in by itself (see [`Error::SignInAgain`]).
@@ -69,7 +93,7 @@ impl MusterClient {
         match &*state {
             SessionState::SignedIn(cookie) => Ok(cookie.clone()),
             SessionState::SignInAgain => Err(Error::SignInAgain),
-            SessionState::Fresh => match self.post_login().await {
+            SessionState::Fresh => match self.post_login(&self.password()).await {
                 Ok(cookie) => {
                     *state = SessionState::SignedIn(cookie.clone());
                     Ok(cookie)
@@ -93,7 +117,7 @@ impl MusterClient {
             _ => {}
         }
         tracing::info!(base = %self.inner.base, "muster session expired; signing in again");
-        match self.post_login().await {
+        match self.post_login(&self.password()).await {
             Ok(cookie) => {
                 *state = SessionState::SignedIn(cookie.clone());
                 Ok(cookie)
@@ -114,11 +138,11 @@ impl MusterClient {
         *self.inner.session.lock().await = SessionState::SignInAgain;
     }
 
-    async fn post_login(&self) -> Result<Secret> {
+    async fn post_login(&self, password: &Secret) -> Result<Secret> {
         let endpoint = format!("POST {}", paths::LOGIN);
         let url = self.url(paths::LOGIN);
         let body = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair(paths::LOGIN_PASSWORD_FIELD, self.inner.password.expose())
+            .append_pair(paths::LOGIN_PASSWORD_FIELD, password.expose())
             .finish();
         let response = self
             .inner

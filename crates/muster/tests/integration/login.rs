@@ -166,3 +166,22 @@ async fn neither_the_password_nor_the_cookie_appears_in_errors_or_debug_output()
     assert!(!shown.contains(fake.password()), "{shown}");
     assert!(!shown.contains("muster_session"), "{shown}");
 }
+
+#[tokio::test]
+async fn a_new_password_replaces_the_old_one_only_when_muster_accepts_it() {
+    let fake = fake().await;
+    let muster = MusterClient::new(fake.url().parse().unwrap(), "old-password".into()).unwrap();
+    assert!(muster.list_drafts(None).await.is_err());
+    assert!(muster.needs_sign_in().await);
+    let e = muster.sign_in_with("still-wrong".into()).await.unwrap_err();
+    assert!(matches!(e, Error::WrongPassword), "{e:?}");
+    assert!(muster.needs_sign_in().await);
+    muster
+        .sign_in_with(fake.password().to_owned())
+        .await
+        .unwrap();
+    assert!(!muster.needs_sign_in().await);
+    // The accepted password is the stored one now: an expired session renews with it.
+    fake.expire_sessions();
+    muster.clone().list_drafts(None).await.unwrap();
+}

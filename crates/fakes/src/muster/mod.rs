@@ -6,8 +6,8 @@
 //! - the cookie is required on every owner route (401 `{"error":"not signed in"}`);
 //! - `/api/plugin/drafts`, `/api/plugin/drafts/{id}`, `/api/plugin/drafts/{id}/decide`,
 //!   `/api/plugin/routes`, `/api/plugin/messages` and `/events`, with muster's state rules
-//!   (see [`state`]);
-//! - a control API under `/_control/` (see [`control`]) and the same methods in-process on
+//!   (see `state.rs`);
+//! - a control API under `/_control/` (see `control.rs`) and the same methods in-process on
 //!   [`FakeMuster`], to play the plugin and the sessions and to inject faults.
 
 mod control;

@@ -285,12 +285,17 @@ impl yup_oauth2::authenticator_delegate::InstalledFlowDelegate for ConsentDelega
             match browser {
                 Browser::Custom(open) => open(url).await?,
                 Browser::PrintUrl => print_url(&url),
-                Browser::System => {
-                    if let Err(e) = open_in_system_browser(&url) {
+                Browser::System => match open_in_system_browser(&url) {
+                    // `xdg-open` may start and still fail later (no display), so the address
+                    // is always shown as well.
+                    Ok(()) => eprintln!(
+                        "Your browser should open Google's sign-in page. If it does not, open:\n\n  {url}\n"
+                    ),
+                    Err(e) => {
                         tracing::warn!(error = %e, "cannot open the browser; printing the URL");
                         print_url(&url);
                     }
-                }
+                },
             }
             // The code comes back on the loopback redirect, not from here.
             Ok(String::new())

@@ -210,3 +210,21 @@ async fn dropping_the_receiver_closes_the_stream() {
     }
     assert_eq!(fake.event_streams(), 0);
 }
+
+#[tokio::test]
+async fn an_error_answer_to_the_stream_is_retried_with_backoff_until_it_connects() {
+    let fake = fake().await;
+    let muster = client(&fake);
+    fake.fail_next("GET", "/events", 3, 503);
+    let mut events = muster.events(quick());
+    let MusterEvent::Disconnected { reason } = next(&mut events, Duration::from_secs(5)).await
+    else {
+        panic!("expected Disconnected first");
+    };
+    assert!(reason.contains("503"), "{reason}");
+    assert_eq!(
+        next(&mut events, Duration::from_secs(5)).await,
+        MusterEvent::Connected
+    );
+    assert_eq!(fake.count_requests("GET", "/events"), 4);
+}

@@ -222,6 +222,10 @@ pub async fn connect(
     .flow_delegate(Box::new(ConsentDelegate {
         browser: options.browser.clone(),
     }))
+    // `prompt=select_account consent`: Google hands out a refresh token only on a consent it
+    // shows, so a reconnect (e.g. to grant a missing scope) must show it again; it also lets
+    // the user pick the right Google account.
+    .force_account_selection(true)
     .build()
     .await
     .map_err(|e| Error::OAuth {

@@ -98,12 +98,20 @@ async fn authorize(State(sh): State<Arc<Shared>>, req: Req) -> Response {
     let code = {
         let mut s = sh.lock();
         let code = s.new_secret("4/0fake-");
+        let prompted = req
+            .param("prompt")
+            .is_some_and(|p| p.split([' ', '+']).any(|w| w == "consent"));
+        // Google gives a refresh token for offline access on a consent it shows: the first
+        // one, or any with `prompt=consent`.
+        let offline =
+            req.param("access_type") == Some("offline") && (prompted || !s.consented_before);
+        s.consented_before = true;
         s.codes.insert(
             code.clone(),
             CodeGrant {
                 scopes: granted.clone(),
                 redirect_uri: redirect_uri.to_owned(),
-                offline: req.param("access_type") == Some("offline"),
+                offline,
             },
         );
         code

@@ -165,6 +165,9 @@ pub struct State {
     pub sent: Vec<SentRecord>,
     pub sends_per_draft: HashMap<String, u32>,
     pub codes: HashMap<String, CodeGrant>,
+    /// Whether the user has consented before: Google then skips the consent page and gives no
+    /// new refresh token unless `prompt=consent` is asked.
+    pub consented_before: bool,
     pub access_tokens: HashMap<String, Grant>,
     pub refresh_tokens: HashMap<String, RefreshGrant>,
     quota: Bucket,
@@ -188,6 +191,7 @@ impl State {
             sent: Vec::new(),
             sends_per_draft: HashMap::new(),
             codes: HashMap::new(),
+            consented_before: false,
             access_tokens: HashMap::new(),
             refresh_tokens: HashMap::new(),
             quota: Bucket {

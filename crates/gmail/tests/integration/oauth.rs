@@ -206,3 +206,34 @@ async fn removing_the_account_tokens_ends_access() {
     let gmail = oauth_client(&fake, &store, "gone");
     assert!(matches!(gmail.profile().await, Err(Error::SignInAgain)));
 }
+
+#[tokio::test]
+async fn reconnecting_an_account_gets_a_fresh_refresh_token() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    connect(
+        &secret(&fake),
+        &store,
+        "again",
+        options(&fake, Arc::default()),
+    )
+    .await
+    .unwrap();
+    let first = store.load("again").unwrap().unwrap().refresh_token;
+    fake.revoke_refresh_tokens();
+    connect(
+        &secret(&fake),
+        &store,
+        "again",
+        options(&fake, Arc::default()),
+    )
+    .await
+    .unwrap();
+    let second = store.load("again").unwrap().unwrap().refresh_token;
+    assert!(second.is_some());
+    assert_ne!(first, second);
+    let gmail = oauth_client(&fake, &store, "again");
+    fake.expire_access_tokens();
+    gmail.profile().await.expect("the new refresh token works");
+}

@@ -159,7 +159,7 @@ impl ItemState {
                 S::Pending
             }),
             (S::AwaitingCheck, E::CheckPassed) => Some(S::Pending),
-            (S::AwaitingCheck | S::Queued, E::CheckRefused) => Some(S::Rejected),
+            (S::AwaitingCheck | S::Queued | S::Sending, E::CheckRefused) => Some(S::Rejected),
             (S::Queued, E::DispatchStarted) => Some(S::Sending),
             (S::Sending, E::DispatchRetried) => Some(S::Queued),
             (S::Sending, E::Delivered) => Some(S::Sent),

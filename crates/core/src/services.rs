@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use countersign_gmail::{
     Browser, ClientConfig, ClientSecret, ConnectOptions, GmailClient, OAuthTokenSource,
-    TokenStorageKind, TokenStore,
+    RetryPolicy, TokenStorageKind, TokenStore,
 };
 use countersign_muster::MusterClient;
 use serde::{Deserialize, Serialize};
@@ -65,6 +65,45 @@ impl GmailConnect {
     }
 }
 
+/// The two clients of one Gmail account; they share the account's quota.
+#[derive(Clone)]
+struct GmailClients {
+    sync: GmailClient,
+    dispatch: GmailClient,
+}
+
+/// A "browser" that accepts the consent page by itself and hands the code to the loopback
+/// listener: for demo mode and tests, against the fake Google, whose consent page approves at
+/// once. Never use it against Google.
+pub fn auto_consent_browser() -> Browser {
+    Browser::Custom(Arc::new(|url: String| {
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(20))
+                .build()
+                .map_err(|e| e.to_string())?;
+            let consent = http.get(&url).send().await.map_err(|e| e.to_string())?;
+            let location = consent
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or("the consent page did not redirect")?
+                // yup-oauth2 listens on 127.0.0.1 but names it localhost: stay on IPv4.
+                .replacen("://localhost:", "://127.0.0.1:", 1);
+            let back = http
+                .get(&location)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if !back.status().is_success() {
+                return Err(format!("the loopback listener answered {}", back.status()));
+            }
+            Ok(())
+        })
+    }))
+}
+
 /// The clients of every account of one data directory, built on first use.
 #[derive(Clone)]
 pub struct Services {
@@ -72,7 +111,9 @@ pub struct Services {
     tokens: TokenStore,
     passwords: PasswordStore,
     units_per_second: u32,
-    gmail: Arc<Mutex<HashMap<String, GmailClient>>>,
+    retry: RetryPolicy,
+    dispatch_retry: RetryPolicy,
+    gmail: Arc<Mutex<HashMap<String, GmailClients>>>,
     muster: Arc<Mutex<HashMap<String, MusterClient>>>,
 }
 
@@ -98,6 +139,15 @@ impl Services {
             passwords: PasswordStore::open(data_dir, &tokens),
             tokens,
             units_per_second: 250,
+            // Syncs ride out rate-limit storms (Google's retry times are honoured).
+            retry: RetryPolicy::default(),
+            // The dispatcher has its own backoff per decision: its reads give up quickly so
+            // that an offline service shows as "queued — offline" within seconds.
+            dispatch_retry: RetryPolicy {
+                max_attempts: 2,
+                initial_backoff: Duration::from_millis(250),
+                max_backoff: Duration::from_secs(2),
+            },
             gmail: Arc::default(),
             muster: Arc::default(),
         }
@@ -106,6 +156,13 @@ impl Services {
     /// Change the Gmail quota budget per account (units per second).
     pub fn with_units_per_second(mut self, units: u32) -> Services {
         self.units_per_second = units;
+        self
+    }
+
+    /// Change how reads are retried: by syncs, and by the dispatcher.
+    pub fn with_retry(mut self, sync: RetryPolicy, dispatch: RetryPolicy) -> Services {
+        self.retry = sync;
+        self.dispatch_retry = dispatch;
         self
     }
 
@@ -224,18 +281,32 @@ impl Services {
         store.remove_account(account_id).await
     }
 
-    /// The Gmail client of an account.
+    /// The Gmail client of an account, for syncing.
     pub async fn gmail(&self, account: &Account) -> Result<GmailClient> {
+        Ok(self.gmail_clients(account).await?.sync)
+    }
+
+    /// The Gmail client of an account for the dispatcher: the same quota, quicker to give up.
+    pub async fn gmail_for_dispatch(&self, account: &Account) -> Result<GmailClient> {
+        Ok(self.gmail_clients(account).await?.dispatch)
+    }
+
+    async fn gmail_clients(&self, account: &Account) -> Result<GmailClients> {
         let mut clients = self.gmail.lock().await;
-        if let Some(client) = clients.get(&account.id) {
-            return Ok(client.clone());
+        if let Some(pair) = clients.get(&account.id) {
+            return Ok(pair.clone());
         }
         let file = read_account_file(&self.account_dir(&account.id))?;
         let secret = ClientSecret::from_json(&file.client_secret)?;
-        let client =
+        let sync =
             self.build_gmail(&secret, &account.id, &account.api_base, &file.tokeninfo_url)?;
-        clients.insert(account.id.clone(), client.clone());
-        Ok(client)
+        let mut config = ClientConfig::with_endpoints(&account.api_base, &file.tokeninfo_url);
+        config.retry = self.dispatch_retry.clone();
+        let source = OAuthTokenSource::new(secret, self.tokens.clone(), &account.id)?;
+        let dispatch = GmailClient::with_quota(config, Arc::new(source), sync.quota().clone())?;
+        let pair = GmailClients { sync, dispatch };
+        clients.insert(account.id.clone(), pair.clone());
+        Ok(pair)
     }
 
     /// The muster client of an account.
@@ -266,6 +337,7 @@ impl Services {
         let source = OAuthTokenSource::new(secret.clone(), self.tokens.clone(), account_id)?;
         let mut config = ClientConfig::with_endpoints(api_base, tokeninfo_url);
         config.units_per_second = self.units_per_second;
+        config.retry = self.retry.clone();
         Ok(GmailClient::new(config, Arc::new(source))?)
     }
 

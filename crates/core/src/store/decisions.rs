@@ -224,12 +224,20 @@ impl Store {
     ) -> Result<Option<Decision>> {
         let now_text = format_time(now);
         let mut tx = self.write_tx().await?;
+        // Decisions of one account leave in the order they were made: one that waits for
+        // the service (backing off, or outcome unknown) holds back the later ones.
         let row = sqlx::query(
-            "SELECT * FROM decisions
-              WHERE state = 'queued' AND due_at <= ?
-                AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
-              ORDER BY id LIMIT 1",
+            "SELECT d.* FROM decisions d JOIN review_items i ON i.id = d.item_id
+              WHERE d.state = 'queued' AND d.due_at <= ?
+                AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?)
+                AND NOT EXISTS (
+                    SELECT 1 FROM decisions e JOIN review_items j ON j.id = e.item_id
+                     WHERE j.account_id = i.account_id AND e.id < d.id
+                       AND (e.state = 'uncertain'
+                            OR (e.state = 'queued' AND e.next_attempt_at > ?)))
+              ORDER BY d.id LIMIT 1",
         )
+        .bind(&now_text)
         .bind(&now_text)
         .bind(&now_text)
         .fetch_optional(&mut *tx)
@@ -285,7 +293,8 @@ impl Store {
         let finished = state.is_final().then(|| now.clone());
         sqlx::query(
             "UPDATE decisions SET state = ?, outcome_detail = ?, finished_at = ?,
-                next_attempt_at = ?, claimed_by = CASE WHEN ? = 'queued' THEN NULL ELSE claimed_by END
+                next_attempt_at = ?, claimed_by = CASE WHEN ? = 'queued' THEN NULL ELSE claimed_by END,
+                attempts = attempts + CASE WHEN ? = 'uncertain' THEN 1 ELSE 0 END
              WHERE id = ?",
         )
         .bind(state.as_str())
@@ -293,6 +302,7 @@ impl Store {
         .bind(&finished)
         .bind(retry_at.map(format_time))
         .bind(state.as_str())
+        .bind(decision.state.as_str())
         .bind(decision_id)
         .execute(&mut *tx)
         .await?;
@@ -349,6 +359,18 @@ impl Store {
         let rows = sqlx::query("SELECT * FROM decisions WHERE state = 'uncertain' ORDER BY id")
             .fetch_all(self.pool())
             .await?;
+        rows.iter().map(decision_from_row).collect()
+    }
+
+    /// Uncertain decisions whose next look-up is due at `now`, oldest first.
+    pub async fn due_uncertain_decisions(&self, now: DateTime<Utc>) -> Result<Vec<Decision>> {
+        let rows = sqlx::query(
+            "SELECT * FROM decisions WHERE state = 'uncertain'
+                AND (next_attempt_at IS NULL OR next_attempt_at <= ?) ORDER BY id",
+        )
+        .bind(format_time(now))
+        .fetch_all(self.pool())
+        .await?;
         rows.iter().map(decision_from_row).collect()
     }
 

@@ -1,0 +1,148 @@
+//! A real mirror in a temp dir, the fakes on 127.0.0.1, and accounts connected the way a user
+//! connects them (Gmail through the whole OAuth flow, muster with its password).
+
+use std::time::Duration;
+
+use countersign_core::outbox::{DispatchConfig, Dispatcher};
+use countersign_core::services::{auto_consent_browser, GmailConnect, Services};
+use countersign_core::store::Account;
+use countersign_core::Store;
+use countersign_fakes::gmail::{FakeGmail, GmailConfig};
+use countersign_fakes::muster::{FakeMuster, MusterConfig};
+use countersign_gmail::{RetryPolicy, TokenStore};
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub store: Store,
+    pub services: Services,
+    pub gmail: FakeGmail,
+    pub muster: FakeMuster,
+}
+
+pub fn quick_retries() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 8,
+        initial_backoff: Duration::from_millis(10),
+        max_backoff: Duration::from_millis(200),
+    }
+}
+
+pub fn dispatch_retries() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 2,
+        initial_backoff: Duration::from_millis(10),
+        max_backoff: Duration::from_millis(50),
+    }
+}
+
+pub fn quick_dispatch() -> DispatchConfig {
+    DispatchConfig {
+        retry_base: Duration::from_millis(50),
+        retry_cap: Duration::from_millis(200),
+        reconcile_attempts: 5,
+    }
+}
+
+impl Env {
+    pub async fn new() -> Env {
+        Env::with_gmail(GmailConfig::default()).await
+    }
+
+    pub async fn with_gmail(config: GmailConfig) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).await.unwrap();
+        let services = Services::with_token_store(dir.path(), TokenStore::file(dir.path()))
+            .with_retry(quick_retries(), dispatch_retries())
+            .with_units_per_second(100_000);
+        let gmail = FakeGmail::start(config).await.unwrap();
+        let muster = FakeMuster::start(MusterConfig::default()).await.unwrap();
+        Env {
+            dir,
+            store,
+            services,
+            gmail,
+            muster,
+        }
+    }
+
+    pub async fn connect_gmail(&self) -> Account {
+        self.services
+            .connect_gmail(
+                &self.store,
+                GmailConnect {
+                    client_secret_json: self.gmail.client_secret_json().to_string(),
+                    api_base: self.gmail.api_base(),
+                    tokeninfo_url: self.gmail.tokeninfo_url(),
+                    browser: auto_consent_browser(),
+                    consent_timeout: Duration::from_secs(20),
+                },
+            )
+            .await
+            .expect("connect the fake Gmail")
+    }
+
+    pub async fn connect_muster(&self) -> Account {
+        self.services
+            .connect_muster(&self.store, &self.muster.url(), self.muster.password())
+            .await
+            .expect("connect the fake muster")
+    }
+
+    pub async fn dispatcher(&self) -> Dispatcher {
+        Dispatcher::acquire(
+            self.store.clone(),
+            self.services.clone(),
+            self.dir.path(),
+            quick_dispatch(),
+        )
+        .await
+        .unwrap()
+        .expect("no other dispatcher")
+    }
+}
+
+/// A reply as an agent files it.
+pub fn reply(n: usize, body: &str) -> Vec<u8> {
+    format!(
+        "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+         Subject: Re: Invoice {n}\r\nMessage-ID: <draft-{n}-{}@agent.example>\r\n\
+         In-Reply-To: <parent-{n}@example.com>\r\nReferences: <parent-{n}@example.com>\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// A reply without a Message-ID (some agents file those).
+pub fn reply_without_message_id(body: &str) -> Vec<u8> {
+    format!(
+        "From: owner@example.com\r\nTo: ana@example.com\r\nSubject: Hello\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n"
+    )
+    .into_bytes()
+}
+
+/// The message a reply answers, in the inbox.
+pub fn parent(n: usize) -> Vec<u8> {
+    format!(
+        "From: Ana <ana@example.com>\r\nTo: owner@example.com\r\nSubject: Invoice {n}\r\n\
+         Message-ID: <parent-{n}@example.com>\r\n\r\nPlease send the invoice.\r\n"
+    )
+    .into_bytes()
+}
+
+/// Wait until `check` holds, or fail after `limit`.
+pub async fn eventually<F, Fut>(limit: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what}: not within {limit:?}");
+}

@@ -103,14 +103,22 @@ impl MusterClient {
         build: impl Fn(RequestBuilder) -> RequestBuilder,
         timeout: Option<Duration>,
     ) -> Result<Response> {
-        let cookie = self.session_cookie().await?;
+        // A sign-in that fails on the network happens before the call (or after muster refused
+        // it unread with a 401): whatever became of the login, the call itself was not acted on.
+        let call_not_sent = |e: Error| match e {
+            Error::Transport { .. } => Error::Transport {
+                request_sent: false,
+            },
+            other => other,
+        };
+        let cookie = self.session_cookie().await.map_err(call_not_sent)?;
         let response = self
             .send_with(&method, path, &build, &cookie, timeout)
             .await?;
         if response.status() != StatusCode::UNAUTHORIZED {
             return Ok(response);
         }
-        let cookie = self.renew_session(&cookie).await?;
+        let cookie = self.renew_session(&cookie).await.map_err(call_not_sent)?;
         let response = self
             .send_with(&method, path, &build, &cookie, timeout)
             .await?;

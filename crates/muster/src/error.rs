@@ -18,7 +18,8 @@ pub enum Error {
     /// outcome is unknown and a decision must be reconciled by re-reading the draft.
     #[error("cannot reach muster ({})", if *request_sent { "the request may have been received" } else { "the request was not sent" })]
     Transport {
-        /// Whether muster may have received (and acted on) the request.
+        /// Whether muster may have acted on the request. `false` also when only the sign-in
+        /// before it (or after muster refused it unread) failed on the network.
         request_sent: bool,
     },
     /// The session cookie was refused, one silent re-login with the stored password did not

@@ -115,3 +115,34 @@ async fn a_slow_answer_past_the_request_timeout_counts_as_possibly_sent() {
         "{e:?}"
     );
 }
+
+#[tokio::test]
+async fn a_re_login_lost_on_the_network_leaves_the_decision_certainly_unsent() {
+    let fake = fake().await;
+    let filed = file_reply(&fake, false);
+    let muster = countersign_muster::MusterClient::with_request_timeout(
+        fake.url().parse().unwrap(),
+        fake.password().to_owned(),
+        std::time::Duration::from_millis(300),
+    )
+    .unwrap();
+    let draft = read(&muster, &filed.draft_id).await;
+    fake.expire_sessions();
+    // muster refuses the decision unread (401); the re-login then times out.
+    fake.delay_next("POST", "/login", 1, std::time::Duration::from_secs(2));
+    let e = muster
+        .decide(&draft.id, Decision::Approve, None, &draft.updated_at)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Transport {
+                request_sent: false
+            }
+        ),
+        "{e:?}"
+    );
+    let fresh = client(&fake);
+    assert_eq!(read(&fresh, &draft.id).await.state, DraftState::Pending);
+}

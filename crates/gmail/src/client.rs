@@ -193,7 +193,7 @@ impl GmailClient {
     /// Run `call` with quota, one token refresh on 401, and retries when it is a read.
     pub(crate) async fn execute_raw(&self, call: &Call) -> Result<Vec<u8>> {
         let mut attempt = 0;
-        let mut token = self.inner.tokens.access_token().await?;
+        let mut token = token_for_request(self.inner.tokens.access_token().await)?;
         let mut refreshed = false;
         loop {
             attempt += 1;
@@ -205,7 +205,7 @@ impl GmailClient {
                 Err(Error::Unauthorized) if !refreshed => {
                     refreshed = true;
                     attempt -= 1;
-                    token = self.inner.tokens.refresh_after_rejection().await?;
+                    token = token_for_request(self.inner.tokens.refresh_after_rejection().await)?;
                 }
                 Err(err) if call.method.is_read() => {
                     match self.inner.retry.delay_after(attempt, &err) {
@@ -241,6 +241,18 @@ impl GmailClient {
         let response = request.send().await.map_err(|e| Error::from_reqwest(&e))?;
         read_answer(response).await
     }
+}
+
+/// A token for the next Gmail request. A network failure while refreshing it happened before
+/// the Gmail request existed, so for the caller that request was certainly not sent (a send
+/// must not become "uncertain" because the token endpoint dropped a connection).
+pub(crate) fn token_for_request(token: Result<String>) -> Result<String> {
+    token.map_err(|e| match e {
+        Error::Transport { .. } => Error::Transport {
+            request_sent: false,
+        },
+        other => other,
+    })
 }
 
 /// Read an answer: the body on success, a typed error otherwise.

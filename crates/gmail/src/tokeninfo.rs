@@ -6,7 +6,7 @@
 //! scopes on the consent page, and yup-oauth2 does not report what was granted, so this is the
 //! only way to know.
 
-use crate::client::{read_answer, GmailClient};
+use crate::client::{read_answer, token_for_request, GmailClient};
 use crate::error::{Error, Result};
 use crate::wire;
 
@@ -67,8 +67,15 @@ pub async fn fetch_granted_scopes(
 
 impl GmailClient {
     /// The scopes of the token this client currently uses.
+    /// A token refused by tokeninfo is refreshed once, as for any other call.
     pub async fn granted_scopes(&self) -> Result<GrantedScopes> {
-        let token = self.tokens().access_token().await?;
-        fetch_granted_scopes(self.http(), self.tokeninfo_url(), &token).await
+        let token = token_for_request(self.tokens().access_token().await)?;
+        match fetch_granted_scopes(self.http(), self.tokeninfo_url(), &token).await {
+            Err(Error::Unauthorized) => {
+                let token = token_for_request(self.tokens().refresh_after_rejection().await)?;
+                fetch_granted_scopes(self.http(), self.tokeninfo_url(), &token).await
+            }
+            other => other,
+        }
     }
 }

@@ -20,6 +20,7 @@ use serde_json::json;
 use super::rest::Req;
 use super::state::{CodeGrant, LoggedRequest, ACCESS_TOKEN_SECONDS};
 use super::Shared;
+use crate::server::DropConnection;
 
 pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
@@ -164,13 +165,22 @@ fn client_credentials(
     }
 }
 
+/// `POST /token`; a successful answer may be cut off after the tokens were issued.
 async fn token(
     State(sh): State<Arc<Shared>>,
     headers: HeaderMap,
     req: Req,
     body: Bytes,
 ) -> Response {
-    log(&sh, "oauth.token", &req);
+    let mut response = token_answer(&sh, headers, req, body).await;
+    if response.status().is_success() && sh.lock().take_drop("oauth.token") {
+        response.extensions_mut().insert(DropConnection);
+    }
+    response
+}
+
+async fn token_answer(sh: &Shared, headers: HeaderMap, req: Req, body: Bytes) -> Response {
+    log(sh, "oauth.token", &req);
     let form: Vec<(String, String)> = url::form_urlencoded::parse(&body).into_owned().collect();
     let field = |name: &str| form.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let delay = sh.lock().take_delay("oauth.token");

@@ -237,3 +237,54 @@ async fn reconnecting_an_account_gets_a_fresh_refresh_token() {
     fake.expire_access_tokens();
     gmail.profile().await.expect("the new refresh token works");
 }
+
+/// A reply the fake will send.
+fn sendable() -> Vec<u8> {
+    b"From: owner@example.com\r\nTo: a@example.org\r\nSubject: x\r\n\r\nx\r\n".to_vec()
+}
+
+#[tokio::test]
+async fn a_lost_token_refresh_means_the_send_never_left() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    connect(&secret(&fake), &store, "t", options(&fake, Arc::default()))
+        .await
+        .unwrap();
+    let filed = fake.file_draft(&sendable(), None);
+    // The stored access token has run out, and the refresh answer is lost on the way back.
+    let mut tokens = store.load("t").unwrap().unwrap();
+    tokens.expires_at_unix = Some(0);
+    store.save("t", &tokens).unwrap();
+    fake.drop_after_commit("oauth.token", 1);
+    let gmail = oauth_client(&fake, &store, "t");
+    let err = gmail
+        .send_draft(&filed.id, &sendable(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Transport {
+                request_sent: false
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(fake.request_count("drafts.send"), 0);
+}
+
+#[tokio::test]
+async fn granted_scopes_are_read_again_after_the_token_expired() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    connect(&secret(&fake), &store, "s", options(&fake, Arc::default()))
+        .await
+        .unwrap();
+    let gmail = oauth_client(&fake, &store, "s");
+    gmail.profile().await.unwrap();
+    fake.expire_access_tokens();
+    let granted = gmail.granted_scopes().await.unwrap();
+    assert_eq!(granted.scopes, vec![GMAIL_MODIFY]);
+}

@@ -222,6 +222,20 @@ impl Dispatcher {
             .store
             .finish_decision(decision.id, &step.outcome, step.item_event, retry_at)
             .await?;
+        let offline = matches!(&step.outcome, DispatchOutcome::Retry(d) if d.starts_with(OFFLINE));
+        let account_id = self
+            .store
+            .get_item(decision.item_id)
+            .await?
+            .summary
+            .account_id;
+        let detail = match &step.outcome {
+            DispatchOutcome::Retry(d) => Some(d.as_str()),
+            _ => None,
+        };
+        self.store
+            .set_account_online(&account_id, !offline, detail.filter(|_| offline))
+            .await?;
         if let Some((kind, reason)) = &step.refusal {
             let key = format!("decision:{}:{}", decision.id, kind.as_str());
             self.store
@@ -352,6 +366,8 @@ impl Step {
 }
 
 const CHANGED: &str = "changed since you reviewed it: review the new version";
+/// How every "the service does not answer" detail starts: the UI shows "queued — offline".
+pub const OFFLINE: &str = "offline";
 const OFFLINE_GMAIL: &str = "offline: Gmail does not answer; it goes out when it does";
 const OFFLINE_MUSTER: &str = "offline: muster does not answer; it goes out when it does";
 

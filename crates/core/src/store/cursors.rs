@@ -95,4 +95,24 @@ impl Store {
         .await?;
         Ok(())
     }
+
+    /// Record whether the account's service answered the last call (sync or dispatch).
+    pub async fn set_account_online(
+        &self,
+        account_id: &str,
+        online: bool,
+        error: Option<&str>,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO sync_cursors (account_id, last_error, online) VALUES (?, ?, ?)
+             ON CONFLICT (account_id) DO UPDATE SET online = excluded.online,
+                last_error = CASE WHEN excluded.online = 1 THEN last_error ELSE excluded.last_error END",
+        )
+        .bind(account_id)
+        .bind(error)
+        .bind(online)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
 }

@@ -178,6 +178,9 @@ pub struct ItemSummary {
     pub redraft_number: u32,
     /// The decision on its way, if any.
     pub decision: Option<LiveDecision>,
+    /// Whether the account's service answered last time (a queued decision then says
+    /// "queued — offline").
+    pub account_online: bool,
     /// Last change.
     pub updated_at: DateTime<Utc>,
 }
@@ -228,9 +231,11 @@ pub struct ItemFilter {
 }
 
 const SUMMARY_SELECT: &str = "SELECT i.*, d.id AS d_id, d.kind AS d_kind, d.state AS d_state,
-       d.due_at AS d_due_at, d.outcome_detail AS d_detail
+       d.due_at AS d_due_at, d.outcome_detail AS d_detail,
+       COALESCE(c.online, 1) AS account_online
   FROM review_items i
-  LEFT JOIN decisions d ON d.item_id = i.id AND d.state IN ('queued', 'dispatching', 'uncertain')";
+  LEFT JOIN decisions d ON d.item_id = i.id AND d.state IN ('queued', 'dispatching', 'uncertain')
+  LEFT JOIN sync_cursors c ON c.account_id = i.account_id";
 
 impl Store {
     /// Record what a sync saw: create the item or update it, storing the version if it is new
@@ -579,6 +584,7 @@ fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSummary> {
         check_state: row.try_get("check_state")?,
         redraft_number: row.try_get::<i64, _>("redraft_number")? as u32,
         decision,
+        account_online: row.try_get("account_online")?,
         updated_at: parse_time(row.try_get::<&str, _>("updated_at")?)?,
     })
 }

@@ -1,0 +1,599 @@
+//! Decisions through the outbox against the fakes: what was reviewed is what is sent, exactly
+//! once, through conflicts, dropped connections, refusals and offline stretches.
+
+use std::time::Duration;
+
+use countersign_core::decide::{self, UndoWindow};
+use countersign_core::outbox::Dispatcher;
+use countersign_core::store::{Account, DecisionFilter, RefusalKind};
+use countersign_core::sync::{sync_gmail, sync_muster};
+use countersign_core::{DecisionState, ItemFilter, ItemState};
+use countersign_fakes::gmail::Failure;
+use countersign_fakes::muster::CheckVerdict;
+
+use crate::support::{eventually, quick_dispatch, reply, reply_without_message_id, Env};
+
+const ACTOR: &str = "owner via test";
+
+async fn gmail_env() -> (Env, Account) {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    (env, account)
+}
+
+async fn sync(env: &Env, account: &Account) {
+    let client = env.services.gmail(account).await.unwrap();
+    sync_gmail(&env.store, account, &client).await.unwrap();
+}
+
+async fn item_for(env: &Env, draft_id: &str) -> countersign_core::ItemSummary {
+    env.store
+        .list_items(&ItemFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|i| i.external_id == draft_id)
+        .expect("the draft is mirrored")
+}
+
+async fn set_undo_window(env: &Env, secs: u32) {
+    let mut settings = env.store.settings().await.unwrap();
+    settings.undo_window_secs = secs;
+    env.store.save_settings(&settings).await.unwrap();
+}
+
+#[tokio::test]
+async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
+    let (env, account) = gmail_env().await;
+    set_undo_window(&env, 1).await;
+    let raw = reply(1, "The invoice is attached.");
+    let draft = env.gmail.file_draft(&raw, None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+
+    decide::approve(&env.store, item.id, UndoWindow::FromSettings, ACTOR)
+        .await
+        .unwrap();
+    let dispatcher = env.dispatcher().await;
+    let early = dispatcher.run_once().await.unwrap();
+    assert!(early.done.is_empty(), "sent inside the undo window");
+    assert_eq!(env.gmail.send_count(&draft.id), 0);
+
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let report = dispatcher.run_once().await.unwrap();
+    assert_eq!(report.done.len(), 1);
+    let sent = env.gmail.sent_messages();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0].raw, raw,
+        "the sent bytes differ from the reviewed ones"
+    );
+    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert!(
+        env.gmail.drafts().iter().all(|d| d.id != draft.id),
+        "draft still there"
+    );
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
+    let audit = env.store.audit_for_item(item.id).await.unwrap();
+    assert_eq!(audit.last().unwrap().outcome.as_deref(), Some("done"));
+
+    // Nothing more happens on later passes.
+    dispatcher.run_once().await.unwrap();
+    assert_eq!(env.gmail.send_count(&draft.id), 1);
+}
+
+#[tokio::test]
+async fn a_draft_without_a_message_id_is_sent_with_one_that_was_recorded_first() {
+    let (env, account) = gmail_env().await;
+    let raw = reply_without_message_id("Hi Ana");
+    let draft = env.gmail.file_draft(&raw, None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let decision = decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.dispatcher().await.run_once().await.unwrap();
+
+    let recorded = env
+        .store
+        .get_decision(decision.id)
+        .await
+        .unwrap()
+        .rfc822_message_id
+        .expect("a Message-ID was recorded");
+    let sent = &env.gmail.sent_messages()[0].raw;
+    let header = format!("Message-ID: <{recorded}>\r\n");
+    assert!(sent.starts_with(header.as_bytes()));
+    assert_eq!(
+        &sent[header.len()..],
+        &raw[..],
+        "only the Message-ID was added"
+    );
+}
+
+#[tokio::test]
+async fn approve_after_the_agent_changed_the_draft_is_a_conflict_not_a_send() {
+    let (env, account) = gmail_env().await;
+    let draft = env.gmail.file_draft(&reply(1, "what you saw"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    // The agent rewrites the draft after the owner looked at it.
+    env.gmail
+        .update_draft(&draft.id, &reply(1, "something else"), None)
+        .unwrap();
+    let dispatcher = env.dispatcher().await;
+    let report = dispatcher.run_once().await.unwrap();
+    assert_eq!(report.conflicts.len(), 1);
+    assert_eq!(env.gmail.send_count(&draft.id), 0);
+    let conflicted = item_for(&env, &draft.id).await;
+    assert_eq!(conflicted.state, ItemState::Conflict);
+    assert!(conflicted
+        .state_reason
+        .unwrap()
+        .contains("changed since you reviewed it"));
+    let refusals = env.store.unnotified_refusals().await.unwrap();
+    assert_eq!(refusals[0].kind, RefusalKind::Conflict);
+
+    // Review again: the new version is mirrored, approved, and that is what is sent.
+    sync(&env, &account).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    dispatcher.run_once().await.unwrap();
+    let sent = env.gmail.sent_messages();
+    assert_eq!(sent.len(), 1);
+    assert!(String::from_utf8_lossy(&sent[0].raw).contains("something else"));
+}
+
+#[tokio::test]
+async fn a_connection_dropped_after_the_send_committed_is_reconciled_as_sent_once() {
+    let (env, account) = gmail_env().await;
+    let draft = env.gmail.file_draft(&reply(1, "once"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let decision = decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.gmail.drop_after_commit("drafts.send", 1);
+    let dispatcher = env.dispatcher().await;
+    let first = dispatcher.run_once().await.unwrap();
+    assert_eq!(first.uncertain, vec![decision.id]);
+    assert_eq!(
+        env.store.get_decision(decision.id).await.unwrap().state,
+        DecisionState::Uncertain
+    );
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    dispatcher.run_once().await.unwrap();
+    assert_eq!(
+        env.store.get_decision(decision.id).await.unwrap().state,
+        DecisionState::Done
+    );
+    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
+}
+
+#[tokio::test]
+async fn a_429_on_send_is_retried_and_a_503_is_reconciled_first_never_duplicated() {
+    let (env, account) = gmail_env().await;
+    let limited = env.gmail.file_draft(&reply(1, "rate limited"), None);
+    let unavailable = env.gmail.file_draft(&reply(2, "unavailable"), None);
+    sync(&env, &account).await;
+    for draft in [&limited, &unavailable] {
+        let item = item_for(&env, &draft.id).await;
+        decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+            .await
+            .unwrap();
+    }
+    env.gmail.fail_next(
+        "drafts.send",
+        1,
+        Failure::status(429).reason("rateLimitExceeded"),
+    );
+    let dispatcher = env.dispatcher().await;
+    dispatcher.run_once().await.unwrap();
+    env.gmail.fail_next(
+        "drafts.send",
+        1,
+        Failure::status(503).reason("backendError"),
+    );
+    for _ in 0..40 {
+        dispatcher.run_once().await.unwrap();
+        if env.gmail.sent_messages().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(env.gmail.send_count(&limited.id), 1);
+    assert_eq!(env.gmail.send_count(&unavailable.id), 1);
+    let decisions = env.store.list_decisions(DecisionFilter::All).await.unwrap();
+    assert!(
+        decisions.iter().all(|d| d.state == DecisionState::Done),
+        "{decisions:?}"
+    );
+}
+
+#[tokio::test]
+async fn reject_deletes_the_draft_or_keeps_it_when_the_setting_says_so() {
+    let (env, account) = gmail_env().await;
+    let deleted = env.gmail.file_draft(&reply(1, "delete"), None);
+    let kept = env.gmail.file_draft(&reply(2, "keep"), None);
+    sync(&env, &account).await;
+    let dispatcher = env.dispatcher().await;
+    set_undo_window(&env, 0).await;
+
+    let item = item_for(&env, &deleted.id).await;
+    decide::reject(&env.store, item.id, "Wrong recipient", ACTOR)
+        .await
+        .unwrap();
+    dispatcher.run_once().await.unwrap();
+    assert!(env.gmail.drafts().iter().all(|d| d.id != deleted.id));
+    assert_eq!(item_for(&env, &deleted.id).await.state, ItemState::Rejected);
+    let audit = env.store.audit_for_item(item.id).await.unwrap();
+    assert_eq!(audit[0].detail.as_deref(), Some("Wrong recipient"));
+
+    let mut settings = env.store.settings().await.unwrap();
+    settings.keep_rejected_gmail_drafts = true;
+    env.store.save_settings(&settings).await.unwrap();
+    let item = item_for(&env, &kept.id).await;
+    decide::reject(&env.store, item.id, "Tone is off", ACTOR)
+        .await
+        .unwrap();
+    dispatcher.run_once().await.unwrap();
+    assert!(env.gmail.drafts().iter().any(|d| d.id == kept.id));
+    assert_eq!(item_for(&env, &kept.id).await.state, ItemState::Rejected);
+    assert_eq!(env.gmail.send_count(&kept.id), 0);
+}
+
+#[tokio::test]
+async fn a_reject_without_a_reason_is_refused_before_anything_is_written() {
+    let (env, account) = gmail_env().await;
+    let draft = env.gmail.file_draft(&reply(1, "x"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let error = decide::reject(&env.store, item.id, "  ", ACTOR)
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("say why"), "{error}");
+    assert!(env
+        .store
+        .list_decisions(DecisionFilter::All)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn undo_inside_the_window_sends_nothing() {
+    let (env, account) = gmail_env().await;
+    set_undo_window(&env, 1).await;
+    let draft = env.gmail.file_draft(&reply(1, "oops"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    decide::approve(&env.store, item.id, UndoWindow::FromSettings, ACTOR)
+        .await
+        .unwrap();
+    decide::undo(&env.store, item.id, ACTOR).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    env.dispatcher().await.run_once().await.unwrap();
+    assert_eq!(env.gmail.send_count(&draft.id), 0);
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Pending);
+}
+
+#[tokio::test]
+async fn twenty_approvals_made_offline_go_out_once_in_order_when_the_services_answer() {
+    let env = Env::new().await;
+    let gmail = env.connect_gmail().await;
+    let muster = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let mut gmail_drafts = Vec::new();
+    for n in 0..10 {
+        gmail_drafts.push(env.gmail.file_draft(&reply(n, "offline"), None));
+    }
+    let mut muster_drafts = Vec::new();
+    for n in 0..10 {
+        let relayed = env
+            .muster
+            .relay_message(
+                "gmail-relay",
+                "inbox-chat",
+                "ana@example.com",
+                &format!("Q{n}"),
+                "?",
+            )
+            .unwrap();
+        muster_drafts.push(env.muster.file_draft(&relayed.route_id, "Answer").unwrap());
+    }
+    sync(&env, &gmail).await;
+    let client = env.services.muster(&muster).await.unwrap();
+    sync_muster(&env.store, &muster, &client).await.unwrap();
+
+    env.gmail.set_online(false);
+    env.muster.set_online(false);
+    for (g, m) in gmail_drafts.iter().zip(&muster_drafts) {
+        for external in [&g.id, m] {
+            let item = item_for(&env, external).await;
+            decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+                .await
+                .unwrap();
+        }
+    }
+    let dispatcher = env.dispatcher().await;
+    for _ in 0..3 {
+        dispatcher.run_once().await.unwrap();
+    }
+    let items = env.store.list_items(&ItemFilter::default()).await.unwrap();
+    assert!(
+        items.iter().all(|i| i.state == ItemState::Queued),
+        "{items:?}"
+    );
+    // Every queued item shows its account offline; the first of each waited on the wire.
+    assert!(items.iter().all(|i| !i.account_online), "{items:?}");
+    let tried = items
+        .iter()
+        .filter(|i| {
+            i.decision
+                .as_ref()
+                .unwrap()
+                .detail
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("offline")
+        })
+        .count();
+    assert_eq!(
+        tried, 2,
+        "later decisions must wait behind the first of their account"
+    );
+    assert!(env.gmail.sent_messages().is_empty());
+
+    env.gmail.set_online(true);
+    env.muster.set_online(true);
+    eventually(Duration::from_secs(20), "all dispatched", || async {
+        dispatcher.run_once().await.unwrap();
+        env.store
+            .list_decisions(DecisionFilter::Live)
+            .await
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    let sent: Vec<String> = env
+        .gmail
+        .sent_messages()
+        .into_iter()
+        .map(|s| s.draft_id)
+        .collect();
+    let expected: Vec<String> = gmail_drafts.iter().map(|d| d.id.clone()).collect();
+    assert_eq!(sent, expected, "sent out of order or more than once");
+    for id in &muster_drafts {
+        assert_eq!(env.muster.draft(id).unwrap()["state"], "approved");
+    }
+    let decisions = env.store.list_decisions(DecisionFilter::All).await.unwrap();
+    assert_eq!(decisions.len(), 20);
+    assert!(decisions.iter().all(|d| d.state == DecisionState::Done));
+}
+
+#[tokio::test]
+async fn only_one_dispatcher_per_data_directory() {
+    let (env, _) = gmail_env().await;
+    let first = env.dispatcher().await;
+    let second = Dispatcher::acquire(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        quick_dispatch(),
+    )
+    .await
+    .unwrap();
+    assert!(second.is_none(), "a second dispatcher got the lock");
+    drop(first);
+    assert!(Dispatcher::acquire(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        quick_dispatch()
+    )
+    .await
+    .unwrap()
+    .is_some());
+}
+
+#[tokio::test]
+async fn pause_stops_every_dispatch_until_resumed() {
+    let (env, account) = gmail_env().await;
+    let draft = env.gmail.file_draft(&reply(1, "paused"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.store.set_paused(true).await.unwrap();
+    let dispatcher = env.dispatcher().await;
+    assert!(dispatcher.run_once().await.unwrap().paused);
+    assert_eq!(env.gmail.send_count(&draft.id), 0);
+    env.store.set_paused(false).await.unwrap();
+    dispatcher.run_once().await.unwrap();
+    assert_eq!(env.gmail.send_count(&draft.id), 1);
+}
+
+#[tokio::test]
+async fn an_account_without_send_permission_is_refused_with_a_sentence_not_a_403() {
+    let env = Env::with_gmail(countersign_fakes::gmail::GmailConfig {
+        grant_scopes: Some(vec!["https://www.googleapis.com/auth/gmail.readonly".into()]),
+        ..Default::default()
+    })
+    .await;
+    let account = env.connect_gmail().await;
+    let draft = env.gmail.file_draft(&reply(1, "x"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.dispatcher().await.run_once().await.unwrap();
+    let failed = item_for(&env, &draft.id).await;
+    assert_eq!(failed.state, ItemState::SendFailed);
+    let reason = failed.state_reason.unwrap();
+    assert!(reason.contains("Reconnect"), "{reason}");
+    assert!(!reason.contains("403"), "{reason}");
+    assert_eq!(env.gmail.send_count(&draft.id), 0);
+}
+
+mod muster {
+    use super::*;
+
+    async fn muster_env(checks: bool) -> (Env, Account, String) {
+        let env = Env::new().await;
+        let account = env.connect_muster().await;
+        env.muster.create_plugin("gmail-relay", checks).unwrap();
+        let relayed = env
+            .muster
+            .relay_message(
+                "gmail-relay",
+                "inbox-chat",
+                "Ana <ana@example.com>",
+                "Invoice",
+                "Hi",
+            )
+            .unwrap();
+        let draft = env
+            .muster
+            .file_draft(&relayed.route_id, "Here it is.")
+            .unwrap();
+        resync(&env, &account).await;
+        (env, account, draft)
+    }
+
+    async fn resync(env: &Env, account: &Account) {
+        let client = env.services.muster(account).await.unwrap();
+        sync_muster(&env.store, account, &client).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn approving_a_draft_awaiting_its_check_is_refused_before_anything_is_written() {
+        let (env, _, draft) = muster_env(true).await;
+        let item = item_for(&env, &draft).await;
+        assert_eq!(item.state, ItemState::AwaitingCheck);
+        let error = decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("not checked"), "{error}");
+        assert!(env
+            .store
+            .list_decisions(DecisionFilter::All)
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(env.store.audit_log().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_approval_is_queued_at_the_plugin_not_sent() {
+        let (env, account, draft) = muster_env(false).await;
+        let item = item_for(&env, &draft).await;
+        decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+            .await
+            .unwrap();
+        env.dispatcher().await.run_once().await.unwrap();
+        assert_eq!(env.muster.draft(&draft).unwrap()["state"], "approved");
+        let queued = item_for(&env, &draft).await;
+        assert_eq!(queued.state, ItemState::Sending);
+        resync(&env, &account).await;
+        let after = item_for(&env, &draft).await;
+        assert_eq!(after.state, ItemState::Sending);
+        assert!(after.state_reason.unwrap().contains("not sent yet"));
+    }
+
+    #[tokio::test]
+    async fn a_draft_that_changed_is_stale_and_becomes_a_conflict() {
+        let (env, _, draft) = muster_env(true).await;
+        set_undo_window(&env, 0).await;
+        // The owner saw the version awaiting its check and rejects it; meanwhile the plugin
+        // passes it, which changes the draft.
+        let item = item_for(&env, &draft).await;
+        decide::reject(&env.store, item.id, "Tone is off", ACTOR)
+            .await
+            .unwrap();
+        env.muster
+            .record_check(&draft, CheckVerdict::Sendable, None)
+            .unwrap();
+        env.dispatcher().await.run_once().await.unwrap();
+        let item = item_for(&env, &draft).await;
+        assert_eq!(item.state, ItemState::Conflict);
+        assert_eq!(env.muster.draft(&draft).unwrap()["state"], "pending");
+    }
+
+    #[tokio::test]
+    async fn the_same_decision_made_elsewhere_is_done_and_another_is_a_conflict() {
+        let (env, account, draft) = muster_env(false).await;
+        let client = env.services.muster(&account).await.unwrap();
+        let item = item_for(&env, &draft).await;
+        // Approved elsewhere with the same version: our approval is simply done.
+        client
+            .decide(
+                &draft,
+                countersign_muster::Decision::Approve,
+                None,
+                &item.version,
+            )
+            .await
+            .unwrap();
+        decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+            .await
+            .unwrap();
+        let dispatcher = env.dispatcher().await;
+        let report = dispatcher.run_once().await.unwrap();
+        assert_eq!(report.done.len(), 1);
+
+        let relayed = env
+            .muster
+            .relay_message("gmail-relay", "inbox-chat", "bo@example.com", "Other", "?")
+            .unwrap();
+        let other = env.muster.file_draft(&relayed.route_id, "Reply").unwrap();
+        resync(&env, &account).await;
+        let other_item = item_for(&env, &other).await;
+        client
+            .decide(
+                &other,
+                countersign_muster::Decision::Reject,
+                Some("no"),
+                &other_item.version,
+            )
+            .await
+            .unwrap();
+        decide::approve(&env.store, other_item.id, UndoWindow::None, ACTOR)
+            .await
+            .unwrap();
+        let report = dispatcher.run_once().await.unwrap();
+        assert_eq!(report.conflicts.len(), 1);
+        assert!(item_for(&env, &other)
+            .await
+            .state_reason
+            .unwrap()
+            .contains("decided elsewhere"));
+    }
+
+    #[tokio::test]
+    async fn a_draft_the_check_refused_can_never_be_approved() {
+        let (env, account, draft) = muster_env(true).await;
+        env.muster
+            .record_check(&draft, CheckVerdict::Refused, Some("mentions a price"))
+            .unwrap();
+        resync(&env, &account).await;
+        let item = item_for(&env, &draft).await;
+        assert_eq!(item.state, ItemState::Rejected);
+        assert!(
+            decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+                .await
+                .is_err()
+        );
+        let refusals = env.store.unnotified_refusals().await.unwrap();
+        assert_eq!(refusals.len(), 1);
+        assert_eq!(refusals[0].kind, RefusalKind::CheckRefused);
+        assert_eq!(refusals[0].reason, "mentions a price");
+    }
+}

@@ -1,1 +1,86 @@
-//! Desktop app tests through WebDriver.
+//! Desktop app tests through WebDriver: the real `countersign-desktop` binary, under Xvfb,
+//! driven through `tauri-driver` + `WebKitWebDriver` as a user would use it.
+//!
+//! Each test starts its own app on a fresh data directory. Without a display or the drivers the
+//! tests are skipped loudly on a developer machine and fail in CI (see
+//! `countersign_e2e::desktop::skip_or_fail`). Run them with `bash scripts/test.sh`.
+
+use std::time::Duration;
+
+use countersign_e2e::desktop::{skip_or_fail, DesktopApp, LaunchOptions};
+
+const UI_TIMEOUT: Duration = Duration::from_secs(20);
+
+#[tokio::test]
+async fn the_app_opens_a_countersign_window_with_an_empty_queue() {
+    let Some(prerequisites) =
+        skip_or_fail("the_app_opens_a_countersign_window_with_an_empty_queue")
+    else {
+        return;
+    };
+    let app = DesktopApp::launch(&prerequisites, LaunchOptions::default())
+        .await
+        .expect("the app starts");
+    let session = app.session();
+
+    assert_eq!(session.title().await.unwrap(), "Countersign");
+    let heading = session.find("h1").await.unwrap().text().await.unwrap();
+    assert_eq!(heading, "Countersign");
+    session
+        .wait_for_text("[role=status]", "Nothing to review", UI_TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", app.log_tail()));
+
+    let shot = app.screenshot("empty-queue").await.unwrap();
+    assert!(std::fs::metadata(&shot).unwrap().len() > 1000);
+    app.quit().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_app_creates_its_mirror_in_the_data_dir_it_was_given() {
+    let Some(prerequisites) =
+        skip_or_fail("the_app_creates_its_mirror_in_the_data_dir_it_was_given")
+    else {
+        return;
+    };
+    let app = DesktopApp::launch(&prerequisites, LaunchOptions::default())
+        .await
+        .expect("the app starts");
+    app.session()
+        .wait_for_text("[role=status]", "Nothing to review", UI_TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", app.log_tail()));
+
+    assert!(app.data_dir().join("mirror.sqlite3").is_file());
+    app.quit().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_corrupt_mirror_is_shown_in_the_window_by_file_name() {
+    let Some(prerequisites) = skip_or_fail("a_corrupt_mirror_is_shown_in_the_window_by_file_name")
+    else {
+        return;
+    };
+    let data_dir = tempfile::tempdir().unwrap();
+    let mirror = data_dir.path().join("mirror.sqlite3");
+    std::fs::write(&mirror, b"not a database").unwrap();
+
+    let app = DesktopApp::launch(
+        &prerequisites,
+        LaunchOptions {
+            data_dir: Some(data_dir.path().to_path_buf()),
+            ..LaunchOptions::default()
+        },
+    )
+    .await
+    .expect("the app starts");
+
+    let alert = app
+        .session()
+        .wait_for_text("[role=alert]", "mirror.sqlite3", UI_TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", app.log_tail()));
+    assert!(alert.text().await.unwrap().contains("cannot be opened"));
+    assert_eq!(std::fs::read(&mirror).unwrap(), b"not a database");
+    app.quit().await.unwrap();
+}

@@ -1,0 +1,26 @@
+//! Build script: checks the UI was built, then lets `tauri-build` read `tauri.conf.json`,
+//! generate the ACL for our own commands and embed the icons.
+
+use std::path::Path;
+
+/// Every `#[tauri::command]` of the app. Listing them makes tauri-build generate `allow-…`
+/// permissions for them, so a command is callable only from windows whose capability grants it
+/// (the main window), never from a frame or window that was not given it.
+const COMMANDS: &[&str] = &["list_items"];
+
+fn main() {
+    let dist = Path::new("../ui/dist");
+    println!("cargo:rerun-if-changed=../ui/dist");
+    if !dist.join("index.html").exists() {
+        // generate_context! would fail later with a less helpful message; say what to run.
+        panic!(
+            "cannot find ui/dist/index.html: build the UI first with \
+             `npm ci && npm run build` in ui/ (or run `bash scripts/setup.sh`)"
+        );
+    }
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("cannot prepare the Tauri build (tauri.conf.json, capabilities or icons)");
+}

@@ -1,0 +1,98 @@
+//! Command-line arguments: `countersign-desktop [--data-dir DIR] [--demo]`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Parser;
+
+/// The Countersign desktop app: review the emails your AI agents drafted before they are sent.
+#[derive(Debug, Parser)]
+#[command(name = "countersign-desktop", version, about)]
+pub struct Args {
+    /// Where the local mirror lives (default: the platform's data directory).
+    #[arg(long, env = "COUNTERSIGN_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Run against the embedded fake Gmail and muster, seeded with demo drafts, in a fresh
+    /// temporary data directory. `--data-dir` and `COUNTERSIGN_DATA_DIR` are ignored then, so
+    /// a demo can never write into a real mirror.
+    #[arg(long)]
+    pub demo: bool,
+}
+
+/// The data directory the app runs on. A demo directory is deleted when this is dropped, so it
+/// must live as long as the app.
+#[derive(Debug)]
+pub enum DataDir {
+    /// A directory the user chose or the platform default.
+    Persistent(PathBuf),
+    /// A fresh directory for `--demo`.
+    Demo(tempfile::TempDir),
+}
+
+impl DataDir {
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        match self {
+            DataDir::Persistent(path) => path,
+            DataDir::Demo(dir) => dir.path(),
+        }
+    }
+}
+
+impl Args {
+    /// Resolves the data directory: `--demo` > `--data-dir`/`COUNTERSIGN_DATA_DIR` > platform.
+    pub fn data_dir(&self) -> anyhow::Result<DataDir> {
+        if self.demo {
+            let dir = tempfile::Builder::new()
+                .prefix("countersign-demo-")
+                .tempdir()
+                .context("cannot create a temporary data directory for demo mode")?;
+            return Ok(DataDir::Demo(dir));
+        }
+        if let Some(dir) = &self.data_dir {
+            return Ok(DataDir::Persistent(dir.clone()));
+        }
+        let dirs = directories::ProjectDirs::from("dev", "countersign", "Countersign")
+            .context("cannot find a home directory; pass --data-dir")?;
+        Ok(DataDir::Persistent(dirs.data_dir().to_path_buf()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_dir_flag_is_used_as_given() {
+        let args = Args::try_parse_from(["countersign-desktop", "--data-dir", "/tmp/x"]).unwrap();
+        let dir = args.data_dir().unwrap();
+        assert_eq!(dir.path(), Path::new("/tmp/x"));
+    }
+
+    #[test]
+    fn demo_mode_gets_a_fresh_directory_that_is_removed_afterwards() {
+        let args = Args::try_parse_from(["countersign-desktop", "--demo"]).unwrap();
+        let dir = args.data_dir().unwrap();
+        let path = dir.path().to_path_buf();
+        assert!(path.is_dir());
+        assert_eq!(std::fs::read_dir(&path).unwrap().count(), 0);
+        drop(dir);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn demo_mode_never_uses_the_given_data_dir() {
+        let given = tempfile::tempdir().unwrap();
+        let args = Args::try_parse_from([
+            "countersign-desktop".as_ref(),
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            given.path().as_os_str(),
+        ])
+        .unwrap();
+        let dir = args.data_dir().unwrap();
+        assert_ne!(dir.path(), given.path());
+        assert!(matches!(dir, DataDir::Demo(_)));
+    }
+}

@@ -1,0 +1,357 @@
+//! Starting the real `countersign-desktop` binary under automation, for the desktop suite.
+//!
+//! Each [`DesktopApp`] gets its own `tauri-driver` (on free loopback ports) whose environment
+//! is the app's environment — `tauri-driver` starts `WebKitWebDriver`, which starts the app, and
+//! both pass their environment on — so tests can set `COUNTERSIGN_*` variables per app. The app
+//! always runs on a data directory the test chose (a fresh temp dir unless told otherwise).
+//!
+//! The suite needs a display (X11/Xvfb), `tauri-driver` and `WebKitWebDriver`. Without them,
+//! [`DesktopApp::prerequisites`] says what is missing; [`skip_or_fail`] turns that into a loud
+//! skip on a developer's machine and a failure in CI (`CI=true`), so CI can never pass by
+//! skipping.
+
+use std::fs::File;
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde_json::json;
+
+use crate::webdriver::Session;
+
+/// The app binary's name in the target directory.
+const APP_BINARY: &str = "countersign-desktop";
+
+/// How long the app may take to show its first page (WebKit start-up on a busy CI machine).
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How to start the app.
+#[derive(Debug, Default)]
+pub struct LaunchOptions {
+    /// The data directory (`--data-dir`). `None`: a fresh temp dir owned by the [`DesktopApp`].
+    pub data_dir: Option<PathBuf>,
+    /// More command-line arguments, after `--data-dir`.
+    pub args: Vec<String>,
+    /// Extra environment variables for the app.
+    pub env: Vec<(String, String)>,
+}
+
+/// What the desktop suite needs, found on this machine.
+#[derive(Clone, Debug)]
+pub struct Prerequisites {
+    /// The `tauri-driver` binary.
+    pub tauri_driver: PathBuf,
+    /// The `WebKitWebDriver` binary.
+    pub native_driver: PathBuf,
+    /// The `countersign-desktop` binary under test.
+    pub app: PathBuf,
+}
+
+/// The running app under WebDriver. Dropping it ends the app and its drivers.
+pub struct DesktopApp {
+    session: Session,
+    driver: Driver,
+    data_dir: PathBuf,
+    // Held so a temp data dir outlives the app.
+    _temp_dir: Option<tempfile::TempDir>,
+}
+
+/// `tauri-driver` and everything it started (WebKitWebDriver, the app), in one process group
+/// that is ended on drop, so a failing test leaves no app behind.
+struct Driver {
+    child: Child,
+    log: PathBuf,
+    stopped: bool,
+}
+
+impl DesktopApp {
+    /// Finds what the suite needs, or says in one sentence what is missing.
+    pub fn prerequisites() -> std::result::Result<Prerequisites, String> {
+        if std::env::var_os("DISPLAY").is_none() {
+            return Err(
+                "no DISPLAY: run the suite under `xvfb-run -a` (scripts/test.sh does)".into(),
+            );
+        }
+        let tauri_driver = find_program("tauri-driver").ok_or(
+            "no `tauri-driver` on PATH or in ~/.cargo/bin: \
+             `cargo install tauri-driver --version ^2 --locked` (scripts/setup.sh does)",
+        )?;
+        let native_driver = find_program("WebKitWebDriver").ok_or(
+            "no `WebKitWebDriver` on PATH: install Debian's `webkit2gtk-driver` \
+             (scripts/setup.sh does)",
+        )?;
+        let app = app_binary();
+        if !app.is_file() {
+            return Err(format!(
+                "no {} (build it first: `cargo build -p countersign-desktop`)",
+                app.display()
+            ));
+        }
+        Ok(Prerequisites {
+            tauri_driver,
+            native_driver,
+            app,
+        })
+    }
+
+    /// Starts the app with `options` and waits until its window has loaded the UI.
+    pub async fn launch(prerequisites: &Prerequisites, options: LaunchOptions) -> Result<Self> {
+        let (temp_dir, data_dir) = match options.data_dir {
+            Some(dir) => (None, dir),
+            None => {
+                let dir = tempfile::Builder::new()
+                    .prefix("countersign-e2e-")
+                    .tempdir()
+                    .context("cannot create a temp data dir")?;
+                let path = dir.path().to_path_buf();
+                (Some(dir), path)
+            }
+        };
+
+        let port = free_port()?;
+        let native_port = free_port()?;
+        let log = artifacts_dir()
+            .join("e2e-logs")
+            .join(format!("app-{port}.log"));
+        std::fs::create_dir_all(log.parent().expect("log has a folder"))
+            .context("cannot create the e2e log folder")?;
+        let log_file = File::create(&log).context("cannot create the app log")?;
+
+        let mut command = Command::new(&prerequisites.tauri_driver);
+        command
+            .arg("--port")
+            .arg(port.to_string())
+            .arg("--native-port")
+            .arg(native_port.to_string())
+            .arg("--native-driver")
+            .arg(&prerequisites.native_driver)
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().context("cannot share the app log")?)
+            .stderr(log_file)
+            // Own process group: ending the app also ends WebKitWebDriver and the app itself,
+            // which tauri-driver does not always take down with it.
+            .process_group(0)
+            // Keep the developer's real mirror out of reach whatever their shell exports.
+            .env_remove("COUNTERSIGN_DATA_DIR")
+            // No WEBKIT_DISABLE_* switches: with either of them WebKitGTK 2.50 under Xvfb never
+            // answers a WebDriver screenshot; its defaults render fine there.
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
+            );
+        for (key, value) in &options.env {
+            command.env(key, value);
+        }
+        let driver = Driver {
+            child: command.spawn().context("cannot start tauri-driver")?,
+            log,
+            stopped: false,
+        };
+
+        let driver_url = format!("http://127.0.0.1:{port}");
+        let mut app_args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
+        app_args.extend(options.args);
+        let session = async {
+            // tauri-driver forwards to WebKitWebDriver, which may still be starting: a session
+            // request before both listen is dropped.
+            wait_until_listening(port, Duration::from_secs(20)).await?;
+            wait_until_listening(native_port, Duration::from_secs(20)).await?;
+            let session = Session::start(
+                &driver_url,
+                json!({
+                    "tauri:options": {
+                        "application": prerequisites.app,
+                        "args": app_args,
+                    }
+                }),
+            )
+            .await?;
+            // The app is up when the UI has mounted (its heading is the first thing it renders).
+            session.wait_for("h1", STARTUP_TIMEOUT).await?;
+            anyhow::Ok(session)
+        }
+        .await
+        .with_context(|| driver.log_tail())?;
+
+        Ok(DesktopApp {
+            session,
+            driver,
+            data_dir,
+            _temp_dir: temp_dir,
+        })
+    }
+
+    /// The WebDriver session, to find elements, press keys, run scripts.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The data directory the app runs on.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Saves a screenshot as `artifacts/screenshots/<name>.png` (the folder CI keeps) and
+    /// returns its path.
+    pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
+        let path = artifacts_dir()
+            .join("screenshots")
+            .join(format!("{name}.png"));
+        self.session.save_screenshot(&path).await?;
+        Ok(path)
+    }
+
+    /// The last lines the app and its drivers logged, to explain a failure.
+    pub fn log_tail(&self) -> String {
+        self.driver.log_tail()
+    }
+
+    /// Ends the session (closing the app) and stops the drivers.
+    pub async fn quit(mut self) -> Result<()> {
+        let ended = self.session.end().await;
+        self.driver.stop();
+        ended
+    }
+}
+
+impl Driver {
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let start = lines.len().saturating_sub(40);
+        format!(
+            "app log {} (last lines):\n{}",
+            self.log.display(),
+            lines[start..].join("\n")
+        )
+    }
+
+    fn stop(&mut self) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
+        // The group outlives tauri-driver if the app is still up, so it is signalled even when
+        // tauri-driver itself has already exited. (Signalled directly: procps' `kill` binary
+        // can read `-PGID` as something else entirely.)
+        let group = match i32::try_from(self.child.id()) {
+            // Never 0 (our own group) or 1 (everything): only the group made for the driver.
+            Ok(pid) if pid > 1 => Pid::from_raw(pid),
+            _ => return,
+        };
+        // SIGTERM first: tauri-driver then stops WebKitWebDriver itself.
+        let _ = killpg(group, Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Whatever is left of the group (the app, WebKit helpers) goes now.
+        let _ = killpg(group, Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The prerequisites, or `None` after telling loudly why the test is skipped. In CI
+/// (`CI=true`) a missing prerequisite is a failure instead: CI must never pass by skipping.
+pub fn skip_or_fail(test: &str) -> Option<Prerequisites> {
+    match DesktopApp::prerequisites() {
+        Ok(found) => Some(found),
+        Err(missing) if is_ci() => {
+            panic!("desktop e2e test `{test}` cannot run in CI: {missing}")
+        }
+        Err(missing) => {
+            // Straight to the process's stderr: libtest captures `eprintln!` of passing tests,
+            // and a skip must be seen.
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n!!! SKIPPED desktop e2e test `{test}`: {missing}\n\
+                 !!! (it runs for real under `bash scripts/test.sh`, and CI=true makes this a failure)\n"
+            );
+            None
+        }
+    }
+}
+
+fn is_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| value == "true" || value == "1")
+}
+
+/// The workspace root (this crate lives in `tests/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// `artifacts/` at the workspace root: screenshots and logs that CI keeps.
+pub fn artifacts_dir() -> PathBuf {
+    workspace_root().join("artifacts")
+}
+
+/// The app binary: `COUNTERSIGN_DESKTOP_BIN`, else `countersign-desktop` in the target
+/// directory this test binary was built into (`target/debug/deps/desktop-…` → `target/debug/`).
+pub fn app_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("COUNTERSIGN_DESKTOP_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| workspace_root().join("target").join("debug"));
+    profile_dir.join(APP_BINARY)
+}
+
+/// `name` on PATH, or in `~/.cargo/bin` (where `cargo install` puts `tauri-driver`, and which
+/// is not on PATH in every non-interactive shell).
+fn find_program(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect())
+        .unwrap_or_default();
+    if let Some(home) = std::env::var_os("CARGO_HOME") {
+        dirs.push(PathBuf::from(home).join("bin"));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join(".cargo").join("bin"));
+    }
+    dirs.into_iter()
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// A loopback port nobody listens on right now.
+fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+async fn wait_until_listening(port: u16, timeout: Duration) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("the WebDriver did not listen on port {port} within {timeout:?}")
+}

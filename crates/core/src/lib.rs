@@ -10,6 +10,7 @@
 pub mod decide;
 pub mod domain;
 pub mod error;
+pub mod live;
 pub mod outbox;
 pub mod paths;
 pub mod render;

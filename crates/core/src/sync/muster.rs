@@ -104,24 +104,32 @@ pub async fn sync_muster_draft(
     Ok(report)
 }
 
-/// Re-fetch the routes of the message a route belongs to (after `plugin.route.changed`). A
-/// route never seen before means its message is new: a full sync finds it.
+/// Re-fetch the routes of the message a route belongs to (after `plugin.route.changed`).
+/// muster cannot look a route up by id, so a route never seen before is found through the
+/// message list.
 pub async fn sync_muster_route(
     store: &Store,
     account: &Account,
     client: &MusterClient,
     route_id: &str,
 ) -> Result<MusterSyncReport> {
-    match store.route_message(&account.id, route_id).await? {
-        Some(message_id) => {
-            let routes = mirror_routes(store, account, client, &message_id).await?;
-            Ok(MusterSyncReport {
-                routes,
-                ..MusterSyncReport::default()
-            })
-        }
-        None => sync_muster(store, account, client).await,
-    }
+    let message_id = match store.route_message(&account.id, route_id).await? {
+        Some(message_id) => Some(message_id),
+        None => client
+            .list_messages(None)
+            .await?
+            .into_iter()
+            .find(|m| m.routes.iter().any(|r| r == route_id))
+            .map(|m| m.id),
+    };
+    let Some(message_id) = message_id else {
+        return Ok(MusterSyncReport::default());
+    };
+    let routes = mirror_routes(store, account, client, &message_id).await?;
+    Ok(MusterSyncReport {
+        routes,
+        ..MusterSyncReport::default()
+    })
 }
 
 /// Apply one event from muster's stream to the mirror.

@@ -5,3 +5,4 @@ mod outbox;
 mod store;
 mod support;
 mod sync_gmail;
+mod sync_muster;

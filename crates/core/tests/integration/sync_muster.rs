@@ -1,0 +1,367 @@
+//! muster plugin drafts and routes into the mirror: the whole refusal story, checks, events,
+//! reconnects, and answers that do not parse.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use countersign_core::decide::{self, UndoWindow};
+use countersign_core::domain::RouteState;
+use countersign_core::live::{follow_muster, LiveChange};
+use countersign_core::store::{Account, RefusalKind};
+use countersign_core::sync::muster::redraft_bound;
+use countersign_core::sync::sync_muster;
+use countersign_core::{ItemFilter, ItemState};
+use countersign_fakes::muster::CheckVerdict;
+use countersign_muster::EventOptions;
+
+use crate::support::{eventually, Env};
+
+const ACTOR: &str = "owner via test";
+
+async fn resync(env: &Env, account: &Account) {
+    let client = env.services.muster(account).await.unwrap();
+    sync_muster(&env.store, account, &client).await.unwrap();
+}
+
+async fn item_for(env: &Env, draft_id: &str) -> countersign_core::ItemSummary {
+    env.store
+        .list_items(&ItemFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|i| i.external_id == draft_id)
+        .unwrap_or_else(|| panic!("draft {draft_id} is not mirrored"))
+}
+
+fn open_route(env: &Env, message_id: &str, state: &str) -> String {
+    env.muster
+        .routes(message_id)
+        .into_iter()
+        .rev()
+        .find(|r| r["state"] == state)
+        .unwrap_or_else(|| panic!("no {state} route"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Approve the item, dispatch, and have the plugin refuse the send.
+async fn approve_and_refuse(env: &Env, account: &Account, draft: &str, reason: &str) {
+    let item = item_for(env, draft).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.dispatcher().await.run_once().await.unwrap();
+    env.muster.claim(draft).unwrap();
+    env.muster
+        .report_result(draft, false, Some(reason))
+        .unwrap();
+    resync(env, account).await;
+}
+
+#[tokio::test]
+async fn the_whole_refusal_story_is_mirrored_up_to_the_redraft_bound() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "Ana <ana@example.com>",
+            "Invoice",
+            "Hi",
+        )
+        .unwrap();
+    let first = env
+        .muster
+        .file_draft(&relayed.route_id, "Here is the invoice.")
+        .unwrap();
+    resync(&env, &account).await;
+
+    approve_and_refuse(&env, &account, &first, "recipient mailbox full").await;
+    let failed = item_for(&env, &first).await;
+    assert_eq!(failed.state, ItemState::SendFailed);
+    assert_eq!(
+        failed.state_reason.as_deref(),
+        Some("recipient mailbox full")
+    );
+    // Seen again by later syncs, the refusal is still recorded once.
+    resync(&env, &account).await;
+    resync(&env, &account).await;
+    let refusals = env.store.refusals_for_item(failed.id).await.unwrap();
+    assert_eq!(refusals.len(), 1);
+    assert_eq!(refusals[0].kind, RefusalKind::SendFailed);
+
+    let routes = env
+        .store
+        .routes_for_message(&account.id, &relayed.message_id)
+        .await
+        .unwrap();
+    let states: Vec<_> = routes.iter().map(|r| r.state).collect();
+    assert_eq!(states, [RouteState::SendFailed, RouteState::Redraft]);
+    assert_eq!(routes[0].reason.as_deref(), Some("recipient mailbox full"));
+
+    // The session writes the redraft on the route that handed the message back.
+    let redraft_route = open_route(&env, &relayed.message_id, "redraft");
+    let second = env
+        .muster
+        .file_draft(&redraft_route, "Here is the invoice, as a link.")
+        .unwrap();
+    resync(&env, &account).await;
+    let redraft = env
+        .store
+        .get_item(item_for(&env, &second).await.id)
+        .await
+        .unwrap();
+    assert_eq!(redraft.muster.redraft_of.as_deref(), Some(first.as_str()));
+    assert_eq!(redraft.muster.redraft_number, 1);
+    assert_eq!(redraft.summary.state, ItemState::Pending);
+
+    approve_and_refuse(&env, &account, &second, "link blocked").await;
+    let redraft_route = open_route(&env, &relayed.message_id, "redraft");
+    let third = env
+        .muster
+        .file_draft(&redraft_route, "Attached as PDF again.")
+        .unwrap();
+    resync(&env, &account).await;
+    let last = item_for(&env, &third).await;
+    assert_eq!(last.redraft_number, 2);
+    let bound = redraft_bound(last.redraft_number).unwrap();
+    assert!(bound.contains("2 of 2"), "{bound}");
+    assert!(bound.contains("next refusal goes to the chief"), "{bound}");
+
+    // One more refusal and the message goes to the chief.
+    approve_and_refuse(&env, &account, &third, "still full").await;
+    let routes = env
+        .store
+        .routes_for_message(&account.id, &relayed.message_id)
+        .await
+        .unwrap();
+    let fallback = routes.last().unwrap();
+    assert_eq!(fallback.state, RouteState::Fallback);
+    assert_eq!(fallback.session, "chief");
+}
+
+#[tokio::test]
+async fn a_draft_awaiting_its_check_becomes_pending_when_the_plugin_says_sendable() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("careful", true).unwrap();
+    let relayed = env
+        .muster
+        .relay_message(
+            "careful",
+            "inbox-chat",
+            "bo@example.com",
+            "Quote",
+            "How much?",
+        )
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "It is 40 EUR.")
+        .unwrap();
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    assert_eq!(item.state, ItemState::AwaitingCheck);
+    assert_eq!(item.check_state.as_deref(), Some("awaiting"));
+
+    env.muster
+        .record_check(&draft, CheckVerdict::Sendable, None)
+        .unwrap();
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    assert_eq!(item.state, ItemState::Pending);
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+}
+
+fn quick_events() -> EventOptions {
+    EventOptions {
+        silence_timeout: Duration::from_secs(30),
+        min_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(200),
+        buffer: 64,
+    }
+}
+
+async fn follow(
+    env: &Env,
+    account: &Account,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    Arc<Mutex<Vec<LiveChange>>>,
+) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let client = env.services.muster(account).await.unwrap();
+    let sink = seen.clone();
+    tokio::spawn(follow_muster(
+        env.store.clone(),
+        account.clone(),
+        client,
+        quick_events(),
+        Arc::new(move |change| sink.lock().unwrap().push(change)),
+        stop_rx,
+    ));
+    (stop_tx, seen)
+}
+
+#[tokio::test]
+async fn a_change_at_muster_reaches_the_mirror_within_a_second_through_events() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let (_stop, _seen) = follow(&env, &account).await;
+    eventually(Duration::from_secs(5), "the stream connects", || async {
+        env.muster.event_streams() > 0
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    env.muster.clear_requests();
+
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "ana@example.com",
+            "Hi",
+            "Hello",
+        )
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "Hello back")
+        .unwrap();
+    eventually(
+        Duration::from_secs(1),
+        "the new draft is mirrored",
+        || async {
+            env.store
+                .find_item(&account.id, &draft)
+                .await
+                .unwrap()
+                .is_some()
+        },
+    )
+    .await;
+    // Targeted re-fetches, not a poll of the whole list.
+    assert_eq!(env.muster.count_requests("GET", "/api/plugin/drafts"), 0);
+}
+
+#[tokio::test]
+async fn a_dropped_stream_is_reconnected_and_what_changed_meanwhile_is_mirrored() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let (_stop, seen) = follow(&env, &account).await;
+    eventually(Duration::from_secs(5), "the stream connects", || async {
+        env.muster.event_streams() > 0
+    })
+    .await;
+
+    env.muster.set_online(false);
+    eventually(Duration::from_secs(5), "the outage is noticed", || async {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|c| matches!(c, LiveChange::Reachability { online: false, .. }))
+    })
+    .await;
+    // A change made while the stream is down: no event will ever announce it.
+    let relayed = env
+        .muster
+        .relay_message("gmail-relay", "inbox-chat", "ana@example.com", "Late", "?")
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "Sorry for the delay")
+        .unwrap();
+    env.muster.set_online(true);
+    eventually(
+        Duration::from_secs(5),
+        "re-synced after the reconnect",
+        || async {
+            env.store
+                .find_item(&account.id, &draft)
+                .await
+                .unwrap()
+                .is_some()
+        },
+    )
+    .await;
+    assert!(seen
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|c| matches!(c, LiveChange::Reachability { online: true, .. })));
+}
+
+mod malformed {
+    use super::*;
+    use axum::routing::{get, post};
+
+    /// A muster that signs in fine but answers drafts without their `state`.
+    async fn broken_muster() -> String {
+        let app = axum::Router::new()
+            .route(
+                "/login",
+                post(|| async {
+                    (
+                        axum::http::StatusCode::SEE_OTHER,
+                        [
+                            (
+                                "set-cookie",
+                                "muster_session=s1; HttpOnly; SameSite=Lax; Path=/",
+                            ),
+                            ("location", "/"),
+                        ],
+                    )
+                }),
+            )
+            .route(
+                "/api/plugin/drafts",
+                get(|| async {
+                    axum::Json(serde_json::json!({"drafts": [{"id": "1", "text": "hi"}]}))
+                }),
+            )
+            .route(
+                "/api/plugin/messages",
+                get(|| async { axum::Json(serde_json::json!({"messages": []})) }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn an_incomplete_answer_is_a_clear_error_and_leaves_the_mirror_as_it_was() {
+        let env = Env::new().await;
+        let url = broken_muster().await;
+        let account = env
+            .services
+            .connect_muster(&env.store, &url, "pw")
+            .await
+            .unwrap();
+        let before = env.store.list_items(&ItemFilter::default()).await.unwrap();
+        let client = env.services.muster(&account).await.unwrap();
+        let error = sync_muster(&env.store, &account, &client)
+            .await
+            .unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.starts_with("cannot read muster's answer"),
+            "{message}"
+        );
+        assert!(message.contains("drafts"), "{message}");
+        assert_eq!(
+            env.store.list_items(&ItemFilter::default()).await.unwrap(),
+            before
+        );
+    }
+}

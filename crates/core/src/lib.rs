@@ -7,6 +7,7 @@
 //! it talks to the services only through `countersign-gmail` and `countersign-muster`,
 //! converting their wire types at the boundary.
 
+pub mod app;
 pub mod decide;
 pub mod domain;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod live;
 pub mod outbox;
 pub mod paths;
 pub mod render;
+pub mod review;
 pub mod secrets;
 pub mod services;
 pub mod store;

@@ -23,6 +23,9 @@ use crate::error::{Error, Result};
 use crate::secrets::PasswordStore;
 use crate::store::{Account, NewAccount, SecretStorage, Store};
 
+/// Set to `file` to keep every secret in 0600 files in the data directory.
+pub const SECRET_STORE_ENV: &str = "COUNTERSIGN_SECRET_STORE";
+
 /// Per-account Gmail settings kept beside the mirror.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -127,9 +130,15 @@ impl std::fmt::Debug for Services {
 }
 
 impl Services {
-    /// Services for `data_dir`, keeping secrets in the keyring when one answers.
+    /// Services for `data_dir`, keeping secrets in the keyring when one answers — or always
+    /// in 0600 files when `COUNTERSIGN_SECRET_STORE=file` (tests and demo mode, which must
+    /// never write to the owner's keyring).
     pub fn new(data_dir: &Path) -> Services {
-        Services::with_token_store(data_dir, TokenStore::open(data_dir))
+        let tokens = match std::env::var(SECRET_STORE_ENV).as_deref() {
+            Ok("file") => TokenStore::file(data_dir),
+            _ => TokenStore::open(data_dir),
+        };
+        Services::with_token_store(data_dir, tokens)
     }
 
     /// Services with a chosen token store (tests use the file store).

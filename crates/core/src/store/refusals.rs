@@ -108,13 +108,16 @@ impl Store {
     }
 
     /// Mark a refusal as told (or as not needing telling: the owner was looking at it).
-    pub async fn mark_refusal_notified(&self, id: i64) -> Result<()> {
-        sqlx::query("UPDATE refusals SET notified_at = ? WHERE id = ? AND notified_at IS NULL")
-            .bind(format_time(Utc::now()))
-            .bind(id)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+    /// Returns whether this call marked it — only that caller may notify, so two tasks that
+    /// both saw it unnotified cannot both tell the owner.
+    pub async fn mark_refusal_notified(&self, id: i64) -> Result<bool> {
+        let done =
+            sqlx::query("UPDATE refusals SET notified_at = ? WHERE id = ? AND notified_at IS NULL")
+                .bind(format_time(Utc::now()))
+                .bind(id)
+                .execute(self.pool())
+                .await?;
+        Ok(done.rows_affected() == 1)
     }
 }
 

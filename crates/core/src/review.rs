@@ -1,0 +1,242 @@
+//! Everything the owner needs to judge one item, assembled from the mirror: the rendered view of
+//! the current version with its safety flags, the versions and the diff against the previous
+//! one (or, for a muster redraft, against the refused draft), the route chain, the decisions,
+//! the refusals and the audit trail. The desktop app and `countersign show` both show this.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::domain::Source;
+use crate::error::{Error, Result};
+use crate::render::{
+    attachment_bytes, diff_versions, render_message, render_plain_text, AttachmentMeta,
+    AttachmentPreview, ParentMessage, RenderOptions, ReviewView, VersionDiff,
+};
+use crate::store::{
+    AuditEntry, Decision, DraftContent, DraftVersion, Item, Refusal, RouteRecord, Store,
+};
+use crate::sync::muster::redraft_bound;
+
+/// One version in the history list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionInfo {
+    /// Gmail message id / muster updatedAt.
+    pub version: String,
+    /// sha256 of its bytes.
+    pub sha256: String,
+    /// When Countersign first saw it.
+    pub first_seen_at: chrono::DateTime<chrono::Utc>,
+    /// Size in bytes.
+    pub size: usize,
+}
+
+/// What the diff is against.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffBase {
+    /// The previous version of the same draft (the agent updated it).
+    PreviousVersion,
+    /// The draft this redraft replaces (refused by the plugin or the owner).
+    RefusedDraft,
+}
+
+/// A diff with what it compares against.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewDiff {
+    /// Against what.
+    pub base: DiffBase,
+    /// Its version.
+    pub base_version: String,
+    /// The changes.
+    pub diff: VersionDiff,
+}
+
+/// Everything about one item.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewDetail {
+    /// The item.
+    pub item: Item,
+    /// The current version, rendered.
+    pub view: ReviewView,
+    /// Every version, oldest first.
+    pub versions: Vec<VersionInfo>,
+    /// Changes against the previous version or the refused draft.
+    pub diff: Option<ReviewDiff>,
+    /// muster: the message's routes, oldest first.
+    pub routes: Vec<RouteRecord>,
+    /// muster: where the message stands against the redraft bound.
+    pub redraft_bound: Option<String>,
+    /// Decisions made on it.
+    pub decisions: Vec<Decision>,
+    /// Refusals (failed sends, refused checks, conflicts).
+    pub refusals: Vec<Refusal>,
+    /// The audit trail.
+    pub audit: Vec<AuditEntry>,
+    /// Remote content is shown in this rendering.
+    pub remote_allowed: bool,
+}
+
+/// Assemble the review of `item_id`. `load_remote` is the owner's "load remote content for this
+/// draft"; the settings may allow it always.
+pub async fn review_detail(store: &Store, item_id: i64, load_remote: bool) -> Result<ReviewDetail> {
+    let item = store.get_item(item_id).await?;
+    let account = store.get_account(&item.summary.account_id).await?;
+    let settings = store.settings().await?;
+    let allow_remote =
+        load_remote || settings.remote_content == crate::store::RemoteContentPolicy::Allow;
+    let versions = store.versions(item_id).await?;
+    let current = versions
+        .iter()
+        .find(|v| v.version == item.summary.version)
+        .or(versions.last())
+        .ok_or_else(|| Error::NotFound {
+            what: "version",
+            id: format!("current version of item {item_id}"),
+        })?;
+    let options = RenderOptions {
+        allow_remote_content: allow_remote,
+        owner_domains: owner_domains(&account.address, account.kind),
+        parent: parent_of(&item),
+        is_reply: item.answers_json.is_some() || item.thread_id.is_some(),
+    };
+    let view = render_version(current, &options);
+    let diff = match previous_version(&versions, current) {
+        Some(previous) => Some(ReviewDiff {
+            base: DiffBase::PreviousVersion,
+            base_version: previous.version.clone(),
+            diff: diff_versions(&render_version(previous, &options), &view),
+        }),
+        None => refused_draft_diff(store, &item, &options, &view).await?,
+    };
+    let (routes, bound) = match (&item.summary.source, &item.muster.message_ref) {
+        (Source::Muster, Some(message)) => (
+            store.routes_for_message(&account.id, message).await?,
+            redraft_bound(item.muster.redraft_number),
+        ),
+        _ => (vec![], None),
+    };
+    Ok(ReviewDetail {
+        versions: versions
+            .iter()
+            .map(|v| VersionInfo {
+                version: v.version.clone(),
+                sha256: v.sha256.clone(),
+                first_seen_at: v.first_seen_at,
+                size: v.content.bytes().len(),
+            })
+            .collect(),
+        decisions: store.decisions_for_item(item_id).await?,
+        refusals: store.refusals_for_item(item_id).await?,
+        audit: store.audit_for_item(item_id).await?,
+        remote_allowed: allow_remote,
+        routes,
+        redraft_bound: bound,
+        diff,
+        view,
+        item,
+    })
+}
+
+/// The current version's source: the raw message as it will leave (lossy UTF-8 for display),
+/// or the muster reply text.
+pub async fn raw_source(store: &Store, item_id: i64) -> Result<String> {
+    let item = store.get_item(item_id).await?;
+    let version = store.version(item_id, &item.summary.version).await?;
+    Ok(String::from_utf8_lossy(version.content.bytes()).into_owned())
+}
+
+/// One attachment of the current version: its metadata, a safe preview, and its bytes.
+pub async fn attachment(
+    store: &Store,
+    item_id: i64,
+    index: usize,
+) -> Result<(AttachmentMeta, AttachmentPreview, Vec<u8>)> {
+    let item = store.get_item(item_id).await?;
+    let version = store.version(item_id, &item.summary.version).await?;
+    let DraftContent::Raw(raw) = &version.content else {
+        return Err(Error::NotFound {
+            what: "attachment",
+            id: format!("{index} of item {item_id}"),
+        });
+    };
+    let (meta, bytes) = attachment_bytes(raw, index).ok_or_else(|| Error::NotFound {
+        what: "attachment",
+        id: format!("{index} of item {item_id}"),
+    })?;
+    let preview = AttachmentPreview::of(&meta, &bytes, 64 * 1024);
+    Ok((meta, preview, bytes))
+}
+
+/// Save one attachment to `path`, a file the owner chose. The bytes are written as they are and
+/// never opened or executed.
+pub async fn save_attachment(
+    store: &Store,
+    item_id: i64,
+    index: usize,
+    path: &Path,
+) -> Result<u64> {
+    let (_, _, bytes) = attachment(store, item_id, index).await?;
+    std::fs::write(path, &bytes).map_err(|source| Error::DataDir {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(bytes.len() as u64)
+}
+
+fn render_version(version: &DraftVersion, options: &RenderOptions) -> ReviewView {
+    match &version.content {
+        DraftContent::Raw(raw) => render_message(raw, options),
+        DraftContent::Text(text) => render_plain_text(text, options.parent.as_ref(), options),
+    }
+}
+
+fn previous_version<'a>(
+    versions: &'a [DraftVersion],
+    current: &DraftVersion,
+) -> Option<&'a DraftVersion> {
+    let position = versions.iter().position(|v| v.id == current.id)?;
+    position.checked_sub(1).map(|p| &versions[p])
+}
+
+async fn refused_draft_diff(
+    store: &Store,
+    item: &Item,
+    options: &RenderOptions,
+    view: &ReviewView,
+) -> Result<Option<ReviewDiff>> {
+    let Some(refused) = &item.muster.redraft_of else {
+        return Ok(None);
+    };
+    let Some(refused_id) = store.find_item(&item.summary.account_id, refused).await? else {
+        return Ok(None);
+    };
+    let refused_item = store.get_item(refused_id).await?;
+    let refused_version = store
+        .version(refused_id, &refused_item.summary.version)
+        .await?;
+    Ok(Some(ReviewDiff {
+        base: DiffBase::RefusedDraft,
+        base_version: refused_version.version.clone(),
+        diff: diff_versions(&render_version(&refused_version, options), view),
+    }))
+}
+
+fn parent_of(item: &Item) -> Option<ParentMessage> {
+    item.answers_json
+        .as_deref()
+        .and_then(|json| serde_json::from_str(json).ok())
+}
+
+fn owner_domains(address: &str, kind: Source) -> Vec<String> {
+    match kind {
+        Source::Gmail => address
+            .rsplit_once('@')
+            .map(|(_, domain)| vec![domain.to_ascii_lowercase()])
+            .unwrap_or_default(),
+        Source::Muster => vec![],
+    }
+}

@@ -1,9 +1,14 @@
 //! `countersign`: the headless face of Countersign — every command is a thin call into
 //! `countersign-core`, so the CLI and the desktop app behave the same on the same data dir.
 
+mod account;
+mod dispatch;
 mod output;
+mod review;
+mod settings;
+mod sync;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -30,6 +35,27 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Connect, list and remove Gmail mailboxes and muster instances.
+    Account {
+        #[command(subcommand)]
+        command: account::AccountCommand,
+    },
+    /// Bring the mirror up to date with every account.
+    Sync,
+    /// Carry out the decisions that are due (send approvals, pass on rejections).
+    Dispatch {
+        /// Keep dispatching until no decision is left waiting (undo windows included).
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds.
+        #[arg(long, value_name = "SECS", default_value_t = 600)]
+        timeout: u64,
+    },
+    /// Show or change the settings (e.g. the undo window).
+    Settings {
+        #[command(subcommand)]
+        command: settings::SettingsCommand,
+    },
     /// List review items (pending first).
     List {
         /// Only items in this state (pending, awaiting_check, queued, sending, sent, rejected,
@@ -91,7 +117,7 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(run(cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("countersign: {e:#}");
             ExitCode::FAILURE
@@ -103,28 +129,43 @@ fn init_logging() {
     // yup-oauth2 logs tokens at debug level: never let it below warn, whatever RUST_LOG says.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
-        .add_directive("yup_oauth2=warn".parse().expect("static directive"));
+        .add_directive(
+            countersign_gmail::LOG_FILTER_DIRECTIVE
+                .parse()
+                .expect("static directive"),
+        );
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
 }
 
-async fn open_store(cli: &Cli) -> Result<Store> {
-    let dir = match &cli.data_dir {
-        Some(dir) => dir.clone(),
+fn data_dir(cli: &Cli) -> Result<PathBuf> {
+    match &cli.data_dir {
+        Some(dir) => Ok(dir.clone()),
         None => countersign_core::paths::default_data_dir()
-            .context("cannot find a data directory: pass --data-dir or set COUNTERSIGN_DATA_DIR")?,
-    };
-    Store::open(&dir)
+            .context("cannot find a data directory: pass --data-dir or set COUNTERSIGN_DATA_DIR"),
+    }
+}
+
+async fn open_store(dir: &Path) -> Result<Store> {
+    Store::open(dir)
         .await
         .with_context(|| format!("cannot open the data directory {}", dir.display()))
 }
 
-async fn run(cli: Cli) -> Result<()> {
-    let store = open_store(&cli).await?;
+async fn run(cli: Cli) -> Result<ExitCode> {
+    let dir = data_dir(&cli)?;
+    let store = open_store(&dir).await?;
     let json = cli.json;
-    match &cli.command {
+    let printed = match &cli.command {
+        Command::Account { command } => return account::run(&store, &dir, command, json).await,
+        Command::Sync => return sync::run(&store, &dir, json).await,
+        Command::Dispatch { wait, timeout } => {
+            let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));
+            return dispatch::run(&store, &dir, limit, json).await;
+        }
+        Command::Settings { command } => settings::run(&store, command, json).await,
         Command::List { state } => {
             let states = state
                 .iter()
@@ -179,5 +220,6 @@ async fn run(cli: Cli) -> Result<()> {
             store.set_paused(false).await?;
             output::message("Sending resumed.", json)
         }
-    }
+    };
+    printed.map(|()| ExitCode::SUCCESS)
 }

@@ -6,6 +6,8 @@ use countersign_core::store::{AuditEntry, Decision, Item, Refusal};
 use countersign_core::{ItemSummary, Store};
 use serde::Serialize;
 
+use crate::review::Review;
+
 /// Everything `show` prints about one item.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16,6 +18,9 @@ pub struct ItemDetail {
     decisions: Vec<Decision>,
     audit: Vec<AuditEntry>,
     refusals: Vec<Refusal>,
+    /// The rendered current version and the item's story.
+    #[serde(flatten)]
+    review: Review,
 }
 
 #[derive(Debug, Serialize)]
@@ -31,6 +36,7 @@ impl ItemDetail {
     /// Read it all from the mirror.
     pub async fn load(store: &Store, id: i64) -> Result<ItemDetail> {
         let item = store.get_item(id).await?;
+        let review = Review::load(store, &item).await?;
         let versions = store
             .versions(id)
             .await?
@@ -48,6 +54,7 @@ impl ItemDetail {
             decisions: store.decisions_for_item(id).await?,
             audit: store.audit_for_item(id).await?,
             refusals: store.refusals_for_item(id).await?,
+            review,
         })
     }
 }
@@ -97,13 +104,91 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
         summary.source.as_str(),
         summary.state
     );
-    println!("Subject: {}", summary.subject);
-    println!("From:    {}", summary.from);
-    println!("To:      {}", summary.recipients);
+    let view = &detail.review.view;
+    println!(
+        "Subject: {}",
+        view.subject.as_deref().unwrap_or(&summary.subject)
+    );
+    if view.from.is_empty() {
+        println!("From:    {}", summary.from);
+    } else {
+        println!("From:    {}", addresses(&view.from));
+    }
+    if view.to.is_empty() {
+        println!("To:      {}", summary.recipients);
+    } else {
+        println!("To:      {}", addresses(&view.to));
+    }
+    if !view.cc.is_empty() {
+        println!("Cc:      {}", addresses(&view.cc));
+    }
+    if !view.bcc.is_empty() {
+        println!("Bcc:     {}", addresses(&view.bcc));
+    }
+    if let Some(answers) = &view.answers {
+        let from = addresses(&answers.from);
+        let subject = answers.subject.as_deref().unwrap_or("");
+        println!("Answers: {from} {subject}");
+    }
     if let Some(reason) = &summary.state_reason {
         println!("Reason:  {reason}");
     }
-    println!("\n{}\n", summary.snippet);
+    if let Some(reason) = &detail.review.refusal_reason {
+        if Some(reason) != summary.state_reason.as_ref() {
+            println!("Refused: {reason}");
+        }
+    }
+    if let Some(refusal) = &detail.review.send_refusal {
+        println!("Cannot send: {refusal}");
+    }
+    println!("\n{}\n", view.text_body.trim_end());
+    if !view.attachments.is_empty() {
+        println!("Attachments:");
+        for a in &view.attachments {
+            println!(
+                "  [{}] {}  {}  {} bytes{}",
+                a.index,
+                a.file_name.as_deref().unwrap_or("(no name)"),
+                a.sniffed_type
+                    .as_deref()
+                    .or(a.declared_type.as_deref())
+                    .unwrap_or("unknown type"),
+                a.size,
+                if a.inline { "  inline" } else { "" }
+            );
+        }
+    }
+    if view.remote_content.blocked_count > 0 {
+        println!(
+            "Remote content: {} reference(s) blocked",
+            view.remote_content.blocked_count
+        );
+    }
+    for flag in &view.flags {
+        println!("Flag:    {}", flag.explanation);
+    }
+    for warning in &view.warnings {
+        println!("Warning: {}", warning.message);
+    }
+    if !detail.review.routes.is_empty() {
+        println!("Routes:");
+        for route in &detail.review.routes {
+            println!(
+                "  {}  {:<12} session {}{}",
+                route.route_id,
+                route.state.as_str(),
+                route.session,
+                route
+                    .reason
+                    .as_deref()
+                    .map(|r| format!(" — {r}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if let Some(bound) = &detail.review.redraft_bound {
+        println!("Redraft: {bound}");
+    }
     println!("Versions:");
     for version in &detail.versions {
         println!(
@@ -183,6 +268,16 @@ pub fn message(text: &str, json: bool) -> Result<()> {
     }
     println!("{text}");
     Ok(())
+}
+
+fn addresses(list: &[countersign_core::render::Address]) -> String {
+    list.iter()
+        .map(|a| match &a.name {
+            Some(name) => format!("{name} <{}>", a.email),
+            None => a.email.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn past(kind: countersign_core::DecisionKind) -> &'static str {

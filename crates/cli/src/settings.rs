@@ -1,0 +1,104 @@
+//! `countersign settings show|set`: the owner's settings, shared with the desktop app.
+
+use anyhow::{Context, Result};
+use clap::{Subcommand, ValueEnum};
+use countersign_core::store::RemoteContentPolicy;
+use countersign_core::Store;
+
+/// The `settings` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SettingsCommand {
+    /// Print every setting.
+    Show,
+    /// Change one setting.
+    Set {
+        /// Which setting.
+        name: SettingName,
+        /// Its new value: seconds for `undo-window` (0–60), `on`/`off` for the switches,
+        /// `block`/`allow` for `remote-content`.
+        value: String,
+    },
+}
+
+/// The settings `set` can change.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SettingName {
+    /// Seconds an approval waits before it is sent.
+    UndoWindow,
+    /// Keep rejected Gmail drafts in Gmail.
+    KeepRejectedGmailDrafts,
+    /// Desktop notifications for refusals.
+    Notifications,
+    /// Remote content in HTML drafts.
+    RemoteContent,
+}
+
+/// Run one `settings` subcommand.
+pub async fn run(store: &Store, command: &SettingsCommand, json: bool) -> Result<()> {
+    let mut settings = store.settings().await?;
+    if let SettingsCommand::Set { name, value } = command {
+        match name {
+            SettingName::UndoWindow => {
+                settings.undo_window_secs = value
+                    .parse()
+                    .with_context(|| format!("cannot use {value:?} as a number of seconds"))?;
+            }
+            SettingName::KeepRejectedGmailDrafts => {
+                settings.keep_rejected_gmail_drafts = switch(value)?;
+            }
+            SettingName::Notifications => settings.notifications = switch(value)?,
+            SettingName::RemoteContent => {
+                settings.remote_content = match value.as_str() {
+                    "block" => RemoteContentPolicy::Block,
+                    "allow" => RemoteContentPolicy::Allow,
+                    other => anyhow::bail!(
+                        "cannot set remote-content to {other:?}: say `block` or `allow`"
+                    ),
+                }
+            }
+        }
+        store.save_settings(&settings).await?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&settings)?);
+    } else {
+        println!(
+            "undo-window                 {} s",
+            settings.undo_window_secs
+        );
+        println!(
+            "keep-rejected-gmail-drafts  {}",
+            on_off(settings.keep_rejected_gmail_drafts)
+        );
+        println!(
+            "notifications               {}",
+            on_off(settings.notifications)
+        );
+        let remote = match settings.remote_content {
+            RemoteContentPolicy::Block => "block",
+            RemoteContentPolicy::Allow => "allow",
+        };
+        println!("remote-content              {remote}");
+        println!(
+            "sending                     {}",
+            if settings.paused { "paused" } else { "on" }
+        );
+    }
+    Ok(())
+}
+
+fn switch(value: &str) -> Result<bool> {
+    match value {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        other => anyhow::bail!("cannot use {other:?} as a switch: say `on` or `off`"),
+    }
+}
+
+fn on_off(value: bool) -> &'static str {
+    if value {
+        "on"
+    } else {
+        "off"
+    }
+}

@@ -312,7 +312,14 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
         view.html_body = sanitize::wrap_document("", options.allow_remote_content);
     }
     view.remote_content.allowed = options.allow_remote_content;
-    view.is_reply = options.is_reply || options.parent.is_some();
+    // A "Re:" subject is how a person recognises a reply, so it counts even when the caller
+    // could not say (a Gmail draft whose thread is unknown).
+    let looks_like_reply = view.subject.as_deref().is_some_and(|s| {
+        s.trim_start()
+            .get(..3)
+            .is_some_and(|p| p.eq_ignore_ascii_case("re:"))
+    });
+    view.is_reply = options.is_reply || options.parent.is_some() || looks_like_reply;
     view.answers = options.parent.clone();
     view.flags = flags::compute(&view, options, &archives, true);
     view

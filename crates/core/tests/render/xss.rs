@@ -73,14 +73,15 @@ const FORBIDDEN_ATTRS: &[&str] = &[
     "codebase",
     "code",
     "http-equiv",
-    "background",
-    "srcset",
 ];
 
+/// Attributes that may only survive, with web URLs, when the owner allowed remote content.
+const REMOTE_ATTRS: &[&str] = &["background", "srcset"];
+
 /// Everything wrong with one rendered document, as readable lines.
-fn problems(document: &str, cid_uri: &str) -> Vec<String> {
+fn problems(document: &str, cid_uri: &str, remote_allowed: bool) -> Vec<String> {
     let mut found = Vec::new();
-    let expected_head = wrap_document("", false);
+    let expected_head = wrap_document("", remote_allowed);
     let expected_head = &expected_head[..expected_head.find("<body>").unwrap()];
     if !document.starts_with(expected_head) {
         found.push("the document head is not exactly the CSP head".to_owned());
@@ -116,21 +117,25 @@ fn problems(document: &str, cid_uri: &str) -> Vec<String> {
                 .chars()
                 .filter(|c| !c.is_whitespace() && !c.is_control())
                 .collect();
-            if squeezed.contains("data:") {
-                let allowed =
-                    tag == "img" && name == "src" && (value == cid_uri || value == placeholder);
-                if !allowed {
-                    found.push(format!("data: URI in {name} of <{tag}>: {value:.60}"));
-                }
+            let web = squeezed.starts_with("https://") || squeezed.starts_with("http://");
+            if REMOTE_ATTRS.contains(&name.as_str()) && !(remote_allowed && web) {
+                found.push(format!("attribute {name}={value:?} on <{tag}>"));
             }
-            if name == "style" && (squeezed.contains("url(") || squeezed.contains('\\')) {
+            let inlined = value == cid_uri || value == placeholder;
+            if squeezed.contains("data:") && !(tag == "img" && name == "src" && inlined) {
+                found.push(format!("data: URI in {name} of <{tag}>: {value:.60}"));
+            }
+            if name == "src" && !(inlined || (remote_allowed && web)) {
+                found.push(format!(
+                    "src that is neither inlined nor allowed: {value:.60}"
+                ));
+            }
+            let fetches = squeezed.contains("url(");
+            if name == "style" && ((fetches && !remote_allowed) || squeezed.contains('\\')) {
                 found.push(format!("style that can fetch or evade: {value}"));
             }
             if name == "href"
-                && !(squeezed.starts_with("https://")
-                    || squeezed.starts_with("http://")
-                    || squeezed.starts_with("mailto:")
-                    || squeezed.starts_with("tel:"))
+                && !(web || squeezed.starts_with("mailto:") || squeezed.starts_with("tel:"))
             {
                 found.push(format!(
                     "href with a scheme that is not a web or mail link: {value}"
@@ -142,7 +147,7 @@ fn problems(document: &str, cid_uri: &str) -> Vec<String> {
 }
 
 #[test]
-fn no_payload_of_the_xss_corpus_leaves_anything_executable() {
+fn no_payload_of_the_xss_corpus_leaves_anything_executable_even_with_remote_content_allowed() {
     let dir = fixtures("xss");
     let mut payloads: Vec<_> = fs::read_dir(&dir)
         .unwrap()
@@ -150,26 +155,31 @@ fn no_payload_of_the_xss_corpus_leaves_anything_executable() {
         .filter(|p| p.extension().is_some_and(|e| e == "html"))
         .collect();
     payloads.sort();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(PIXEL_PNG)
+        .unwrap();
     let cid_uri = format!(
         "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(
-            base64::engine::general_purpose::STANDARD
-                .decode(PIXEL_PNG)
-                .unwrap()
-        )
+        base64::engine::general_purpose::STANDARD.encode(png)
     );
     let mut failures = Vec::new();
     for path in &payloads {
         let payload = fs::read_to_string(path).unwrap();
-        let view = render_message(&draft_with_payload(&payload), &RenderOptions::default());
-        let found = problems(&view.html_body, &cid_uri);
-        if !found.is_empty() {
-            failures.push(format!(
-                "{}: {}\n  rendered: {}",
-                path.file_name().unwrap().to_string_lossy(),
-                found.join("; "),
-                body_of(&view.html_body)
-            ));
+        for remote_allowed in [false, true] {
+            let options = RenderOptions {
+                allow_remote_content: remote_allowed,
+                ..RenderOptions::default()
+            };
+            let view = render_message(&draft_with_payload(&payload), &options);
+            let found = problems(&view.html_body, &cid_uri, remote_allowed);
+            if !found.is_empty() {
+                failures.push(format!(
+                    "{} (remote allowed: {remote_allowed}): {}\n  rendered: {}",
+                    path.file_name().unwrap().to_string_lossy(),
+                    found.join("; "),
+                    body_of(&view.html_body)
+                ));
+            }
         }
     }
     assert!(
@@ -201,7 +211,15 @@ fn the_problem_checker_catches_a_live_handler_and_a_script_link() {
     let bad = format!(
         "{head}<body><img src=\"x\" onerror=\"alert(1)\"><a href=\"javascript:alert(1)\">x</a></body></html>"
     );
-    let found = problems(&bad, "");
+    let found = problems(&bad, "", false);
     assert!(found.iter().any(|f| f.contains("onerror")), "{found:?}");
     assert!(found.iter().any(|f| f.contains("javascript:")), "{found:?}");
+    let remote = format!("{head}<body><img src=\"https://t.example/p.gif\"></body></html>");
+    assert!(problems(&remote, "", false)
+        .iter()
+        .any(|f| f.contains("neither inlined")));
+    let allowed_head = wrap_document("", true);
+    let allowed_head = &allowed_head[..allowed_head.find("<body>").unwrap()];
+    let remote = format!("{allowed_head}<body><img src=\"https://t.example/p.gif\"></body></html>");
+    assert!(problems(&remote, "", true).is_empty());
 }

@@ -36,9 +36,9 @@ step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy (all targets, -D warnings)" \
   cargo clippy --workspace --all-targets --locked -- -D warnings
 step "UI type check (svelte-check)" bash -c 'cd ui && npm run --silent check'
-# The e2e suite starts the app binary, which `cargo test` builds only as a test harness: build
-# the real one first (same debug profile, so this reuses everything the tests compile).
-step "build countersign-desktop" cargo build --locked -p countersign-desktop
+# No separate build of the app: src-tauri has an integration test, so `cargo test --workspace`
+# builds the real countersign-desktop binary (same features as everything else) before it runs
+# any test, and the desktop e2e suite starts that binary.
 
 run_tests() {
   local runner=()

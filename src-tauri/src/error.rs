@@ -11,6 +11,11 @@ use serde::Serialize;
 pub enum UiErrorCode {
     /// The local mirror cannot be read: the UI shows it in place of the queue.
     MirrorUnavailable,
+    /// The rules refuse the decision (e.g. approving an item awaiting its check): the UI shows
+    /// the sentence next to the action.
+    Refused,
+    /// The item (or account, decision…) no longer exists: the UI reloads the queue.
+    NotFound,
     /// Anything else: the UI shows the message.
     Internal,
 }
@@ -40,7 +45,12 @@ impl From<countersign_core::Error> for UiError {
         // Core's messages are "cannot …" sentences without secrets (its contract), so they can
         // be shown as they are; the full chain goes to the log for whoever debugs it.
         tracing::warn!(error = %error, "command failed");
-        UiError::new(UiErrorCode::Internal, error.to_string())
+        let code = match &error {
+            countersign_core::Error::Refused { .. } => UiErrorCode::Refused,
+            countersign_core::Error::NotFound { .. } => UiErrorCode::NotFound,
+            _ => UiErrorCode::Internal,
+        };
+        UiError::new(code, error.to_string())
     }
 }
 
@@ -55,5 +65,40 @@ mod tests {
             serde_json::to_value(&error).unwrap(),
             serde_json::json!({"code": "mirror_unavailable", "message": "cannot read the mirror"})
         );
+    }
+
+    #[test]
+    fn a_refused_decision_reaches_the_ui_as_refused_with_the_rules_sentence() {
+        let error = UiError::from(countersign_core::Error::refused(
+            "approve item 3",
+            "the plugin has not checked it yet",
+        ));
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            serde_json::json!({
+                "code": "refused",
+                "message": "cannot approve item 3: the plugin has not checked it yet"
+            })
+        );
+    }
+
+    #[test]
+    fn a_vanished_item_reaches_the_ui_as_not_found() {
+        let error = UiError::from(countersign_core::Error::NotFound {
+            what: "item",
+            id: "42".into(),
+        });
+        assert_eq!(error.code, UiErrorCode::NotFound);
+        assert_eq!(
+            serde_json::to_value(error.code).unwrap(),
+            serde_json::json!("not_found")
+        );
+    }
+
+    #[test]
+    fn other_core_failures_reach_the_ui_as_internal() {
+        let error = UiError::from(countersign_core::Error::Corrupt("bad state name".into()));
+        assert_eq!(error.code, UiErrorCode::Internal);
+        assert!(error.message.starts_with("cannot "), "{}", error.message);
     }
 }

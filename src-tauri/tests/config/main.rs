@@ -1,0 +1,72 @@
+//! Checks of the security settings in `tauri.conf.json` and `capabilities/`: they are easy to
+//! loosen by accident in an edit, and nothing else fails when they are.
+//!
+//! Being an integration test also makes `cargo test --workspace` build the real
+//! `countersign-desktop` binary (with the workspace's feature set) before any test runs, which
+//! the desktop e2e suite in `tests/desktop` starts.
+
+use serde_json::Value;
+
+fn read_json(relative: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let text = std::fs::read_to_string(&path).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn csp() -> serde_json::Map<String, Value> {
+    read_json("tauri.conf.json")["app"]["security"]["csp"]
+        .as_object()
+        .expect("the CSP is set (as an object), never null")
+        .clone()
+}
+
+#[test]
+fn the_window_csp_allows_only_our_own_scripts_and_no_remote_origin() {
+    let csp = csp();
+    assert_eq!(csp["default-src"], "'self'");
+    assert_eq!(csp["script-src"], "'self'");
+    assert_eq!(csp["object-src"], "'none'");
+    assert_eq!(csp["base-uri"], "'none'");
+    for (directive, sources) in &csp {
+        let sources = sources.as_str().unwrap();
+        for source in sources.split_whitespace() {
+            assert!(
+                !source.starts_with("http") || source == "http://ipc.localhost",
+                "{directive} allows the remote origin {source}"
+            );
+            assert!(
+                !matches!(source, "*" | "'unsafe-eval'" | "https:" | "http:"),
+                "{directive} allows {source}"
+            );
+        }
+    }
+    assert!(!csp["script-src"]
+        .as_str()
+        .unwrap()
+        .contains("unsafe-inline"));
+}
+
+#[test]
+fn the_ui_is_embedded_and_never_loaded_from_a_dev_server() {
+    let config = read_json("tauri.conf.json");
+    assert_eq!(config["build"]["frontendDist"], "../ui/dist");
+    assert!(config["build"].get("devUrl").is_none());
+}
+
+#[test]
+fn capabilities_are_granted_to_the_main_window_only() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let capability: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            capability["windows"],
+            serde_json::json!(["main"]),
+            "{}",
+            path.display()
+        );
+        assert!(capability.get("webviews").is_none(), "{}", path.display());
+        assert!(capability.get("remote").is_none(), "{}", path.display());
+    }
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the benchmarks of countersign-core and prints their figures: the full Gmail sync under
+# the 250 units/s quota (gmail_sync), the outbox's durable enqueue cost and dispatch throughput
+# (outbox), and review rendering (render). The benches print and never assert timings; record
+# the figures of a run in docs/performance.md with the date and the machine.
+#
+#   scripts/bench.sh                 # everything (the Gmail sync alone takes about a minute)
+#   scripts/bench.sh outbox render   # only some benches
+#
+# The counts can be changed through GMAIL_SYNC_BENCH_DRAFTS, OUTBOX_BENCH_DECISIONS,
+# OUTBOX_BENCH_DISPATCH, OUTBOX_BENCH_QUOTA_SENDS and RENDER_BENCH_ROUNDS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+benches=("$@")
+if ((${#benches[@]} == 0)); then
+  benches=(gmail_sync outbox render)
+fi
+args=()
+for bench in "${benches[@]}"; do
+  args+=(--bench "$bench")
+done
+
+mkdir -p artifacts
+out="artifacts/bench-$(date -u +%Y%m%dT%H%M%SZ).txt"
+{
+  echo "# countersign benches, $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "# $(nproc) cores, $(uname -srm), $(rustc --version)"
+} | tee "$out"
+# Cargo's build progress goes to stderr; the figures (stdout) are also kept in $out.
+cargo bench -p countersign-core "${args[@]}" | tee -a "$out"
+echo "figures saved in $out" >&2

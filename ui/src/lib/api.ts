@@ -1,7 +1,22 @@
-// Typed calls to the desktop shell's Tauri commands. Components call these, never `invoke`
-// directly, so every command name and payload lives in one place.
+// Typed calls to the desktop shell's Tauri commands and events (docs/desktop-api.md).
+// Components call these, never `invoke` or `listen` directly, so every command name and
+// payload lives in one place.
 import { invoke } from "@tauri-apps/api/core";
-import type { ItemSummary, UiError } from "./types";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type {
+  Account,
+  AccountStatus,
+  AppStatus,
+  AttachmentPreviewAnswer,
+  Decision,
+  ItemState,
+  ItemSummary,
+  Refusal,
+  ReviewDetail,
+  Settings,
+  Source,
+  UiError,
+} from "./types";
 
 /** Normalises whatever a failed command threw into a `UiError`. */
 export function toUiError(error: unknown): UiError {
@@ -19,11 +34,70 @@ export function toUiError(error: unknown): UiError {
   return { code: "internal", message };
 }
 
-/** The queue: every item in the mirror, pending first. */
-export async function listItems(): Promise<ItemSummary[]> {
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
   try {
-    return await invoke<ItemSummary[]>("list_items");
+    return await invoke<T>(command, args);
   } catch (error) {
     throw toUiError(error);
   }
+}
+
+/** What the queue may be narrowed to on the shell's side. */
+export interface ListFilter {
+  states?: ItemState[];
+  accountId?: string;
+  source?: Source;
+}
+
+/** The queue, pending first. */
+export const listItems = (filter?: ListFilter) =>
+  call<ItemSummary[]>("list_items", filter ? { filter } : {});
+/** Everything about one item; `loadRemote` lets its remote images load this once. */
+export const getReview = (id: number, loadRemote: boolean) =>
+  call<ReviewDetail>("get_review", { id, loadRemote });
+/** Tells the shell which item is on screen (no notification for it). */
+export const setViewing = (id: number | null) => call<null>("set_viewing", { id });
+export const approve = (id: number) => call<Decision>("approve", { id });
+export const reject = (id: number, reason: string) => call<Decision>("reject", { id, reason });
+export const undo = (id: number) => call<Decision>("undo", { id });
+export const rejectReasons = () => call<string[]>("reject_reasons");
+export const rawSource = (id: number) => call<string>("raw_source", { id });
+export const attachmentPreview = (id: number, index: number) =>
+  call<AttachmentPreviewAnswer>("attachment_preview", { id, index });
+/** Opens the native save dialog; `null` when the owner cancelled. */
+export const saveAttachment = (id: number, index: number) =>
+  call<{ path: string; bytes: number } | null>("save_attachment", { id, index });
+export const listAccounts = () => call<AccountStatus[]>("list_accounts");
+export const addGmail = (clientSecretPath: string) =>
+  call<Account>("add_gmail", { clientSecretPath });
+export const addMuster = (url: string, password: string) =>
+  call<Account>("add_muster", { url, password });
+export const removeAccount = (id: string) => call<null>("remove_account", { id });
+export const getSettings = () => call<Settings>("get_settings");
+export const saveSettings = (settings: Settings) => call<Settings>("save_settings", { settings });
+export const syncNow = () => call<null>("sync_now");
+export const setPaused = (paused: boolean) => call<Settings>("set_paused", { paused });
+export const getStatus = () => call<AppStatus>("status");
+
+/** The handlers for the shell's events. */
+export interface EventHandlers {
+  itemsChanged: () => void;
+  reachability: (payload: { accountId: string; online: boolean; detail: string | null }) => void;
+  refusal: (payload: { refusal: Refusal; item: ItemSummary }) => void;
+  openItem: (payload: { id: number }) => void;
+}
+
+/** Subscribes to every event of the contract; the returned function unsubscribes. */
+export async function listenAll(handlers: EventHandlers): Promise<() => void> {
+  const unlisten: UnlistenFn[] = await Promise.all([
+    listen("countersign://items-changed", () => handlers.itemsChanged()),
+    listen<Parameters<EventHandlers["reachability"]>[0]>("countersign://reachability", (e) =>
+      handlers.reachability(e.payload),
+    ),
+    listen<Parameters<EventHandlers["refusal"]>[0]>("countersign://refusal", (e) =>
+      handlers.refusal(e.payload),
+    ),
+    listen<{ id: number }>("countersign://open-item", (e) => handlers.openItem(e.payload)),
+  ]);
+  return () => unlisten.forEach((stop) => stop());
 }

@@ -1,5 +1,5 @@
 // Words the owner reads for machine values, so every component says the same thing.
-import type { ItemState, Source } from "./types";
+import type { Address, ItemSummary, ItemState, Source } from "./types";
 
 const STATE_LABELS: Record<ItemState, string> = {
   pending: "Pending",
@@ -20,10 +20,53 @@ const SOURCE_LABELS: Record<Source, string> = {
 
 /** The owner-facing name of a state. */
 export function stateLabel(state: ItemState): string {
-  return STATE_LABELS[state];
+  return STATE_LABELS[state] ?? state;
 }
 
 /** The owner-facing name of a source. */
 export function sourceLabel(source: Source): string {
-  return SOURCE_LABELS[source];
+  return SOURCE_LABELS[source] ?? source;
+}
+
+/** `Name <email>` or just the email. */
+export function addressLabel(address: Address): string {
+  return address.name ? `${address.name} <${address.email}>` : address.email;
+}
+
+/** A size people read: 1.2 MB, 340 KB, 12 bytes. */
+export function sizeLabel(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+/** A local date and time for an RFC 3339 instant. */
+export function timeLabel(iso: string | null): string {
+  if (!iso) return "never";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+/**
+ * What the queued decision of `item` is doing now: "Sending in 7 s" within the undo window,
+ * "Queued — offline" when its service does not answer, or null when nothing is queued.
+ * `now` is passed in so the countdown re-renders from one ticking clock.
+ */
+export function decisionLabel(item: ItemSummary, now: number): string | null {
+  const decision = item.decision;
+  if (!decision || item.state !== "queued") return null;
+  if (!item.accountOnline) return "Queued — offline";
+  const verb = decision.kind === "reject" ? "Rejecting" : "Sending";
+  const left = Math.ceil((Date.parse(decision.dueAt) - now) / 1000);
+  if (left > 0) return `${verb} in ${left} s`;
+  return `${verb} now…`;
+}
+
+/** Whether `item` still has an undo window open at `now`. */
+export function canUndo(item: ItemSummary, now: number): boolean {
+  return (
+    item.state === "queued" &&
+    item.decision !== null &&
+    Date.parse(item.decision.dueAt) > now
+  );
 }

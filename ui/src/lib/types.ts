@@ -1,5 +1,6 @@
 // The shapes the desktop shell sends, mirroring countersign-core's serialized types
-// (serde, camelCase fields, snake_case enum values). Keep in step with crates/core.
+// (serde, camelCase fields, snake_case enum values) as docs/desktop-api.md lists them.
+// Keep in step with crates/core.
 
 /** Where a draft comes from. */
 export type Source = "gmail" | "muster";
@@ -16,11 +17,24 @@ export type ItemState =
   | "conflict"
   | "gone";
 
+/** Every state, in the order the filter and the counts show them. */
+export const ALL_STATES: ItemState[] = [
+  "pending",
+  "awaiting_check",
+  "queued",
+  "sending",
+  "sent",
+  "rejected",
+  "send_failed",
+  "conflict",
+  "gone",
+];
+
 /** The decision on its way for an item ("sending in 7 s"). */
 export interface LiveDecision {
   id: number;
   kind: "approve" | "reject";
-  state: "queued" | "dispatching" | "uncertain";
+  state: string;
   /** RFC 3339: end of the undo window. */
   dueAt: string;
   detail: string | null;
@@ -42,13 +56,231 @@ export interface ItemSummary {
   checkState: string | null;
   redraftNumber: number;
   decision: LiveDecision | null;
+  /** False while the account's service does not answer ("queued — offline"). */
+  accountOnline: boolean;
   /** RFC 3339. */
   updatedAt: string;
+}
+
+/** The full item (core's `Item`: the summary flattened plus mirror-only fields). */
+export interface Item extends ItemSummary {
+  threadId: string | null;
+  createdAt: string;
+  [extra: string]: unknown;
+}
+
+/** A mail address as parsed from the draft. */
+export interface Address {
+  name: string | null;
+  email: string;
+}
+
+/** A safety flag: what it is about and one line a person understands. */
+export interface Flag {
+  kind: string;
+  about: string;
+  explanation: string;
+}
+
+/** One attachment as the draft declares it and as its bytes are. */
+export interface AttachmentMeta {
+  index: number;
+  fileName: string | null;
+  declaredType: string | null;
+  sniffedType: string | null;
+  size: number;
+  inline: boolean;
+  contentId: string | null;
+}
+
+/** A preview the shell can give for an attachment. */
+export type AttachmentPreview =
+  | { kind: "image"; dataUri: string }
+  | { kind: "text"; text: string; truncated: boolean }
+  | { kind: "pdf" }
+  | { kind: "none"; contentType: string | null; size: number };
+
+/** `attachment_preview`'s answer. */
+export interface AttachmentPreviewAnswer {
+  meta: AttachmentMeta;
+  preview: AttachmentPreview;
+  pdfBase64?: string;
+}
+
+/** What the rendered draft says (core's `ReviewView`). */
+export interface ReviewView {
+  from: Address[];
+  sender: Address | null;
+  replyTo: Address[];
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+  subject: string | null;
+  date: string | null;
+  messageId: string | null;
+  inReplyTo: string[];
+  references: string[];
+  textBody: string;
+  /** A complete sanitized document for `<iframe sandbox srcdoc>`. */
+  htmlBody: string;
+  attachments: AttachmentMeta[];
+  remoteContent: { blockedCount: number; allowed: boolean; urls: string[] };
+  links: { text: string; href: string; mismatch: boolean }[];
+  warnings: { kind: string; message: string }[];
+  flags: Flag[];
+  rawSize: number;
+  isReply: boolean;
+}
+
+/** One word-level change of the body. */
+export interface TextChange {
+  kind: "equal" | "removed" | "added";
+  text: string;
+}
+
+/** A recipient added or removed between versions. */
+export interface RecipientChange {
+  field: string;
+  address: Address;
+}
+
+/** An attachment added or removed between versions. */
+export interface AttachmentChange {
+  fileName: string | null;
+  size: number;
+  [extra: string]: unknown;
+}
+
+/** The changes between two versions (core's `VersionDiff`). */
+export interface VersionDiff {
+  text: TextChange[];
+  textChanged: boolean;
+  recipientsAdded: RecipientChange[];
+  recipientsRemoved: RecipientChange[];
+  attachmentsAdded: AttachmentChange[];
+  attachmentsRemoved: AttachmentChange[];
+  subject: { old: string | null; new: string | null } | null;
+  unchanged: boolean;
+}
+
+/** A muster route of this message. */
+export interface RouteRecord {
+  accountId: string;
+  routeId: string;
+  messageId: string;
+  session: string;
+  state: string;
+  routedVia: string | null;
+  redraftOf: string | null;
+  redraftCount: number;
+  reason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A decision the owner took (core's `Decision`). */
+export interface Decision {
+  id: number;
+  itemId: number;
+  kind: "approve" | "reject";
+  reason: string | null;
+  version: string;
+  digest: string;
+  state: string;
+  createdAt: string;
+  dueAt: string;
+  attempts: number;
+  [extra: string]: unknown;
+}
+
+/** A refusal by the plugin or Google. */
+export interface Refusal {
+  id: number;
+  itemId: number;
+  kind: string;
+  reason: string;
+  recordedAt: string;
+  notifiedAt: string | null;
+}
+
+/** One line of the audit trail. */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  actor: string;
+  itemId: number | null;
+  decisionId: number | null;
+  action: string;
+  version: string | null;
+  digest: string | null;
+  outcome: string | null;
+  detail: string | null;
+}
+
+/** Everything about one item (core's `ReviewDetail`). */
+export interface ReviewDetail {
+  item: Item;
+  view: ReviewView;
+  versions: { version: string; firstSeenAt: string; size: number }[];
+  diff: { base: "previous_version" | "refused_draft"; baseVersion: string; diff: VersionDiff } | null;
+  routes: RouteRecord[];
+  redraftBound: string | null;
+  decisions: Decision[];
+  refusals: Refusal[];
+  audit: AuditEntry[];
+  remoteAllowed: boolean;
+}
+
+/** A connected account. */
+export interface Account {
+  id: string;
+  kind: Source;
+  label: string;
+  address: string;
+  apiBase: string;
+  grantedScopes: string[];
+  secretStorage: string;
+  createdAt: string;
+}
+
+/** Where an account's sync stands. */
+export interface SyncCursor {
+  accountId: string;
+  historyId: string | null;
+  lastSyncAt: string | null;
+  lastFullAt: string | null;
+  lastError: string | null;
+  online: boolean;
+}
+
+/** An account with its sync state. */
+export interface AccountStatus {
+  account: Account;
+  cursor: SyncCursor;
+}
+
+/** The owner's settings. */
+export interface Settings {
+  undoWindowSecs: number;
+  keepRejectedGmailDrafts: boolean;
+  notifications: boolean;
+  remoteContent: "block" | "allow";
+  paused: boolean;
+}
+
+/** The status bar's figures. */
+export interface AppStatus {
+  accounts: AccountStatus[];
+  awaitingReview: number;
+  queued: number;
+  paused: boolean;
+  dispatching: boolean;
+  demo: boolean;
 }
 
 /** What every failing command rejects with (the shell's `UiError`). */
 export interface UiError {
   /** Only the codes the UI branches on; everything else is "internal". */
-  code: "mirror_unavailable" | "internal";
+  code: "mirror_unavailable" | "refused" | "not_found" | "internal";
   message: string;
 }

@@ -4,12 +4,20 @@
 //! Each test starts its own app on a fresh data directory. Without a display or the drivers the
 //! tests are skipped loudly on a developer machine and fail in CI (see
 //! `countersign_e2e::desktop::skip_or_fail`). Run them with `bash scripts/test.sh`.
+//!
+//! The tests that review drafts prepare their data directory with `countersign-core` against
+//! the fakes running in the test process (`countersign_e2e::fixture`), then check the outcome
+//! where it matters: at the fake Gmail or muster, and on the D-Bus session bus.
 
-use std::time::Duration;
+mod muster;
+mod offline;
+mod review;
+mod safety;
+mod settings;
+mod support;
 
 use countersign_e2e::desktop::{skip_or_fail, DesktopApp, LaunchOptions};
-
-const UI_TIMEOUT: Duration = Duration::from_secs(20);
+use support::UI_TIMEOUT;
 
 #[tokio::test]
 async fn the_app_opens_a_countersign_window_with_an_empty_queue() {

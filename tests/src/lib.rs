@@ -1,8 +1,10 @@
 //! Shared helpers for the end-to-end suites.
 //!
 //! `webdriver` is a small W3C WebDriver client; `desktop` starts the real `countersign-desktop`
-//! binary under `tauri-driver` with its own data directory and environment. They must not
-//! depend on the app's crates: the suites test the binaries from the outside, as a user would.
+//! binary under `tauri-driver` with its own data directory and environment; `fixture` prepares
+//! that data directory through `countersign-core` against the fakes (the app itself is still
+//! only ever driven from the outside, through its window).
 
 pub mod desktop;
+pub mod fixture;
 pub mod webdriver;

@@ -1,0 +1,276 @@
+//! Reviewing Gmail drafts in the window: approve with its undo countdown, undo, reject with a
+//! reason, and every keyboard shortcut — checked at the fake Gmail, not only on screen.
+
+use std::time::Duration;
+
+use countersign_e2e::desktop::skip_or_fail;
+use countersign_e2e::fixture::{eventually, gmail_reply, Fixture, TEST_UNDO_SECS};
+
+use crate::support::*;
+
+/// Long enough for the dispatcher to have sent twice, were it going to.
+const SETTLE: Duration = Duration::from_secs(TEST_UNDO_SECS as u64 + 2);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_with_a_shows_the_countdown_then_sends_the_reviewed_bytes_exactly_once() {
+    let Some(prerequisites) = skip_or_fail(
+        "approving_with_a_shows_the_countdown_then_sends_the_reviewed_bytes_exactly_once",
+    ) else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    let raw = gmail_reply(1, "Invoice 7", "Here is the invoice you asked for.");
+    let draft = fixture.gmail.file_draft(&raw, None);
+    fixture.sync(&account).await.unwrap();
+    let item = fixture.item(&draft.id).await.unwrap();
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, item.id).await.or_log(&app);
+    app.screenshot("queue").await.unwrap();
+
+    session.press_keys("a").await.unwrap();
+    let countdown = session
+        .wait_for_text("[data-testid=countdown]", "Sending in", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    let shown = countdown.text().await.unwrap();
+    assert!(shown.ends_with(" s"), "the countdown says {shown:?}");
+    app.screenshot("undo-countdown").await.unwrap();
+    assert!(
+        fixture.gmail.sent_messages().is_empty(),
+        "nothing may leave inside the undo window"
+    );
+
+    eventually(UI_TIMEOUT, "the approved draft is sent", || async {
+        !fixture.gmail.sent_messages().is_empty()
+    })
+    .await
+    .or_log(&app);
+    wait_detail_state(session, "sent").await.or_log(&app);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let sent = fixture.gmail.sent_messages();
+    assert_eq!(sent.len(), 1, "sent once");
+    assert_eq!(sent[0].draft_id, draft.id);
+    assert_eq!(sent[0].raw, raw, "the bytes sent are the bytes reviewed");
+    app.quit().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent() {
+    let Some(prerequisites) =
+        skip_or_fail("z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent")
+    else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    let draft = fixture
+        .gmail
+        .file_draft(&gmail_reply(1, "Quote", "It is 40 EUR."), None);
+    fixture.sync(&account).await.unwrap();
+    let item = fixture.item(&draft.id).await.unwrap();
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, item.id).await.or_log(&app);
+    session.press_keys("a").await.unwrap();
+    session
+        .wait_for_text("[data-testid=countdown]", "Sending in", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    session.press_keys("z").await.unwrap();
+    wait_detail_state(session, "pending").await.or_log(&app);
+    wait_approve(session, true).await.or_log(&app);
+
+    tokio::time::sleep(SETTLE).await;
+    assert!(
+        fixture.gmail.sent_messages().is_empty(),
+        "an undone approval sends nothing"
+    );
+    assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
+    app.quit().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_with_a_reason_deletes_the_draft_and_shows_the_reason_in_the_audit_trail() {
+    let Some(prerequisites) = skip_or_fail(
+        "rejecting_with_a_reason_deletes_the_draft_and_shows_the_reason_in_the_audit_trail",
+    ) else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    let draft = fixture
+        .gmail
+        .file_draft(&gmail_reply(1, "Offer", "We can do it for free."), None);
+    fixture.sync(&account).await.unwrap();
+    let item = fixture.item(&draft.id).await.unwrap();
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, item.id).await.or_log(&app);
+    session.press_keys("r").await.unwrap();
+    session
+        .wait_for("[data-testid=reject-dialog]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    // A preset reason and the owner's own words.
+    session
+        .find("[data-testid=reject-dialog] input[type=radio]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .find("[data-testid=reject-text]")
+        .await
+        .unwrap()
+        .send_keys("never promise free work")
+        .await
+        .unwrap();
+    session
+        .find("[data-action=confirm-reject]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
+    eventually(
+        UI_TIMEOUT,
+        "the rejected draft is deleted at Gmail",
+        || async { fixture.gmail.drafts().iter().all(|d| d.id != draft.id) },
+    )
+    .await
+    .or_log(&app);
+    wait_detail_state(session, "rejected").await.or_log(&app);
+    session
+        .wait_for_text("[data-testid=audit]", "never promise free work", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    assert!(fixture.gmail.sent_messages().is_empty());
+    app.quit().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_mail() {
+    let Some(prerequisites) =
+        skip_or_fail("each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_mail")
+    else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    for n in 1..=3 {
+        fixture.gmail.file_draft(
+            &gmail_reply(n, &format!("Draft number {n}"), "Body text."),
+            None,
+        );
+    }
+    fixture.sync(&account).await.unwrap();
+    let ids: Vec<i64> = fixture
+        .items()
+        .await
+        .unwrap()
+        .iter()
+        .map(|i| i.id)
+        .collect();
+    assert_eq!(ids.len(), 3);
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    // The queue opens on its first row; j and k walk it.
+    wait_detail(session, ids[0]).await.or_log(&app);
+    session.press_keys("j").await.unwrap();
+    wait_selected(session, ids[1]).await.or_log(&app);
+    session.press_keys("j").await.unwrap();
+    wait_selected(session, ids[2]).await.or_log(&app);
+    session.press_keys("k").await.unwrap();
+    wait_detail(session, ids[1]).await.or_log(&app);
+
+    // Keys still work after a click into the mail body (focus is taken back from the iframe).
+    session.find("iframe").await.unwrap().click().await.unwrap();
+    session.press_keys("k").await.unwrap();
+    wait_detail(session, ids[0]).await.or_log(&app);
+
+    // ? shows the shortcuts, Escape closes them.
+    session.press_keys("?").await.unwrap();
+    session
+        .wait_for_text(
+            "[data-testid=shortcuts]",
+            "Undo the queued decision",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    session.press_keys("\u{E00C}").await.unwrap();
+    assert!(session
+        .find_all("[data-testid=shortcuts]")
+        .await
+        .unwrap()
+        .is_empty());
+
+    // u shows the raw source of the selected draft.
+    session.press_keys("u").await.unwrap();
+    session
+        .wait_for_text(
+            "[data-testid=raw-text]",
+            "Subject: Draft number",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    session.press_keys("\u{E00C}").await.unwrap();
+    assert!(session
+        .find_all("[data-testid=raw-source]")
+        .await
+        .unwrap()
+        .is_empty());
+
+    // r opens the reason dialog (and Escape leaves the draft as it was).
+    session.press_keys("r").await.unwrap();
+    session
+        .wait_for("[data-testid=reject-dialog]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    session.press_keys("\u{E00C}").await.unwrap();
+    assert!(session
+        .find_all("[data-testid=reject-dialog]")
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
+
+    // / focuses the filter; typing there filters instead of triggering shortcuts.
+    session.press_keys("/").await.unwrap();
+    assert_eq!(focused(session).await, "filter");
+    session.press_keys("number 3").await.unwrap();
+    eventually(UI_TIMEOUT, "the filter leaves one row", || async {
+        session
+            .find_all("[role=option]")
+            .await
+            .map(|r| r.len())
+            .unwrap_or(0)
+            == 1
+    })
+    .await
+    .or_log(&app);
+    wait_selected(session, ids[2]).await.or_log(&app);
+    assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
+    session.press_keys("\u{E00C}").await.unwrap();
+
+    // a approves (countdown), z undoes it.
+    session.press_keys("a").await.unwrap();
+    session
+        .wait_for_text("[data-testid=countdown]", "Sending in", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    session.press_keys("z").await.unwrap();
+    wait_detail_state(session, "pending").await.or_log(&app);
+    tokio::time::sleep(SETTLE).await;
+    assert!(fixture.gmail.sent_messages().is_empty());
+    app.quit().await.unwrap();
+}

@@ -1,0 +1,106 @@
+//! A hostile draft in the window: its scripts, event handlers and remote images must do
+//! nothing — no script runs in the webview (the title a payload would change stays, the IPC a
+//! payload would call is never reached) and the remote host it points at sees no request —
+//! while its safety flags are shown beside the addresses they are about.
+
+use std::time::Duration;
+
+use countersign_e2e::desktop::skip_or_fail;
+use countersign_e2e::fixture::{Fixture, RemoteHost};
+
+use crate::support::*;
+
+fn hostile_draft(remote: &str) -> Vec<u8> {
+    let html = format!(
+        "<p>Hello Ana,</p>\
+         <script>document.title='pwned-script';\
+           window.top.__TAURI_INTERNALS__.invoke('approve', {{id: 1}});</script>\
+         <img src=\"x\" onerror=\"document.title='pwned-onerror';parent.document.title='pwned'\">\
+         <img src=\"{remote}/pixel.png\" alt=\"tracker\">\
+         <div style=\"background-image:url({remote}/bg.png)\">styled</div>\
+         <svg onload=\"top.document.title='pwned-svg'\"></svg>\
+         <iframe src=\"javascript:parent.document.title='pwned-frame'\"></iframe>\
+         <link rel=\"stylesheet\" href=\"{remote}/style.css\">\
+         <a href=\"javascript:top.document.title='pwned-link'\">https://bank.example</a>\
+         <p>Regards</p>"
+    );
+    format!(
+        "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+         Bcc: collector@exfil.example\r\nSubject: Your statement\r\n\
+         Message-ID: <hostile-1@agent.example>\r\nMIME-Version: 1.0\r\n\
+         Content-Type: text/html; charset=utf-8\r\n\r\n{html}\r\n"
+    )
+    .into_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_draft_runs_no_script_and_fetches_nothing_while_its_flags_are_shown() {
+    let Some(prerequisites) = skip_or_fail(
+        "a_hostile_draft_runs_no_script_and_fetches_nothing_while_its_flags_are_shown",
+    ) else {
+        return;
+    };
+    let remote = RemoteHost::start().await.unwrap();
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    let draft = fixture.gmail.file_draft(&hostile_draft(&remote.url), None);
+    fixture.sync(&account).await.unwrap();
+    let item = fixture.item(&draft.id).await.unwrap();
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, item.id).await.or_log(&app);
+    session
+        .wait_for("iframe[sandbox]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    let sandbox = session
+        .find("iframe")
+        .await
+        .unwrap()
+        .attribute("sandbox")
+        .await
+        .unwrap();
+    assert_eq!(
+        sandbox.as_deref(),
+        Some(""),
+        "the body frame has no permissions at all"
+    );
+    session
+        .wait_for_text("[role=note]", "Remote content blocked (", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    // The Bcc flag sits on the Bcc line, beside the address it is about.
+    session
+        .wait_for_text("[data-header=Bcc]", "collector@exfil.example", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    let flags = session
+        .find_all("[data-header=Bcc] [data-flag]")
+        .await
+        .unwrap();
+    assert!(
+        !flags.is_empty(),
+        "the Bcc recipient is flagged on its line"
+    );
+    // Clicking into the mail (its link) must not run anything either.
+    session.find("iframe").await.unwrap().click().await.unwrap();
+    // Give anything that could run or load the time to do so.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    app.screenshot("draft-with-flags").await.unwrap();
+
+    assert_eq!(session.title().await.unwrap(), "Countersign");
+    assert_eq!(remote.hits(), 0, "the remote host saw no request");
+    assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
+    assert!(fixture.gmail.sent_messages().is_empty());
+    let decisions = fixture
+        .store
+        .decisions_for_item(item.id)
+        .await
+        .unwrap_or_default();
+    assert!(
+        decisions.is_empty(),
+        "no payload reached the shell's approve command"
+    );
+    app.quit().await.unwrap();
+}

@@ -1,0 +1,101 @@
+//! The settings and accounts view: what each account was granted and where its secret is
+//! kept, and settings that are saved to the mirror the app runs on.
+
+use countersign_e2e::desktop::skip_or_fail;
+use countersign_e2e::fixture::{eventually, Fixture, TEST_UNDO_SECS};
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_show_the_accounts_and_save_the_undo_window_and_pause() {
+    let Some(prerequisites) =
+        skip_or_fail("settings_show_the_accounts_and_save_the_undo_window_and_pause")
+    else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    let gmail = fixture.connect_gmail().await.unwrap();
+    let muster = fixture.connect_muster().await.unwrap();
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    session
+        .wait_for("[data-action=settings]", UI_TIMEOUT)
+        .await
+        .or_log(&app)
+        .click()
+        .await
+        .unwrap();
+    let undo = session
+        .wait_for("[data-testid=undo-window]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    session
+        .wait_for_text(
+            &format!(".settings [data-account=\"{}\"]", gmail.id),
+            "auth/gmail",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    session
+        .wait_for_text(
+            &format!(".settings [data-account=\"{}\"]", muster.id),
+            "muster",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    let shown = session
+        .execute(
+            "return document.querySelector('[data-testid=undo-window]').value",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(shown.as_str(), Some(TEST_UNDO_SECS.to_string().as_str()));
+    app.screenshot("settings").await.unwrap();
+
+    // Select the field's text and type over it, as a user would.
+    undo.click().await.unwrap();
+    session
+        .execute(
+            "document.querySelector('[data-testid=undo-window]').select()",
+            vec![],
+        )
+        .await
+        .unwrap();
+    undo.send_keys("25").await.unwrap();
+    session
+        .find("form.prefs button[type=submit]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually(UI_TIMEOUT, "the undo window is saved", || async {
+        fixture
+            .store
+            .settings()
+            .await
+            .map(|s| s.undo_window_secs)
+            .ok()
+            == Some(25)
+    })
+    .await
+    .or_log(&app);
+
+    session
+        .find("[data-testid=pause]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually(UI_TIMEOUT, "sending is paused", || async {
+        fixture.store.settings().await.map(|s| s.paused).ok() == Some(true)
+    })
+    .await
+    .or_log(&app);
+    app.quit().await.unwrap();
+}

@@ -6,7 +6,27 @@ use std::path::Path;
 /// Every `#[tauri::command]` of the app. Listing them makes tauri-build generate `allow-…`
 /// permissions for them, so a command is callable only from windows whose capability grants it
 /// (the main window), never from a frame or window that was not given it.
-const COMMANDS: &[&str] = &["list_items"];
+const COMMANDS: &[&str] = &[
+    "list_items",
+    "get_review",
+    "set_viewing",
+    "approve",
+    "reject",
+    "undo",
+    "reject_reasons",
+    "raw_source",
+    "attachment_preview",
+    "save_attachment",
+    "list_accounts",
+    "add_gmail",
+    "add_muster",
+    "remove_account",
+    "get_settings",
+    "save_settings",
+    "sync_now",
+    "set_paused",
+    "status",
+];
 
 fn main() {
     let dist = Path::new("../ui/dist");

@@ -1,17 +1,400 @@
-//! The Tauri commands the UI calls. Each is a few lines over `countersign-core`: take the
-//! managed state, call core, turn its error into a [`UiError`]. Logic belongs in core.
+//! The Tauri commands the UI calls (`docs/desktop-api.md` is the contract). Each is a few
+//! lines over `countersign-core`: take the managed state, call core, turn its error into a
+//! [`UiError`]. Logic belongs in core.
 //!
 //! Every command listed here must also be listed in `build.rs` (to get an `allow-…`
 //! permission) and granted in `capabilities/main.json`, or the UI's call is refused.
 
-use countersign_core::{ItemFilter, ItemSummary};
-use tauri::State;
+use base64::Engine;
+use countersign_core::decide::{self, UndoWindow, PRESET_REJECT_REASONS};
+use countersign_core::render::{AttachmentMeta, AttachmentPreview};
+use countersign_core::review::{self, ReviewDetail};
+use countersign_core::services::GmailConnect;
+use countersign_core::store::{Account, Decision, DecisionFilter, Settings, SyncCursor};
+use countersign_core::{ItemFilter, ItemState, ItemSummary, Source};
+use serde::{Deserialize, Serialize};
+use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
 
-use crate::error::UiError;
+use crate::error::{UiError, UiErrorCode};
+use crate::events::{self, ITEMS_CHANGED};
 use crate::state::AppState;
+use crate::tray;
 
-/// The queue: every item in the mirror, pending first.
+/// Who the audit trail says decided, for decisions taken in this app.
+const ACTOR: &str = "owner via desktop";
+
+/// The queue filter the UI sends (every field optional).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct QueueFilter {
+    /// Only these states (empty: all).
+    pub states: Vec<ItemState>,
+    /// Only this account.
+    pub account_id: Option<String>,
+    /// Only this source.
+    pub source: Option<Source>,
+}
+
+/// An attachment as the preview pane shows it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentView {
+    /// File name, type, size, digest.
+    pub meta: AttachmentMeta,
+    /// What can be shown safely.
+    pub preview: AttachmentPreview,
+    /// The bytes, base64, for pdf.js — only when `preview.kind` is `pdf`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pdf_base64: Option<String>,
+}
+
+/// Where an attachment was saved.
+#[derive(Clone, Debug, Serialize)]
+pub struct SavedAttachment {
+    /// The file the owner chose.
+    pub path: String,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// An account with where its sync stands.
+#[derive(Clone, Debug, Serialize)]
+pub struct AccountStatus {
+    /// The account.
+    pub account: Account,
+    /// Its sync cursor (last sync, online).
+    pub cursor: SyncCursor,
+}
+
+/// What the status bar shows.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppStatus {
+    /// Every account with its sync state.
+    pub accounts: Vec<AccountStatus>,
+    /// Drafts waiting for the owner.
+    pub awaiting_review: u64,
+    /// Decisions in the outbox.
+    pub queued: u64,
+    /// Whether sending is paused.
+    pub paused: bool,
+    /// Whether this app dispatches decisions (false when another process does).
+    pub dispatching: bool,
+    /// Demo mode (the UI shows a "Demo" badge).
+    pub demo: bool,
+}
+
+/// The queue: items matching `filter`, pending first.
 #[tauri::command]
-pub async fn list_items(state: State<'_, AppState>) -> Result<Vec<ItemSummary>, UiError> {
-    Ok(state.store()?.list_items(&ItemFilter::default()).await?)
+pub async fn list_items(
+    state: State<'_, AppState>,
+    filter: Option<QueueFilter>,
+) -> Result<Vec<ItemSummary>, UiError> {
+    let filter = filter.unwrap_or_default();
+    let filter = ItemFilter {
+        states: filter.states,
+        account_id: filter.account_id,
+        source: filter.source,
+    };
+    Ok(state.store()?.list_items(&filter).await?)
+}
+
+/// Everything the detail pane shows for one item; the owner is now looking at it.
+#[tauri::command]
+pub async fn get_review(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: i64,
+    load_remote: bool,
+) -> Result<ReviewDetail, UiError> {
+    let detail = review::review_detail(state.store()?, id, load_remote).await?;
+    state.app()?.set_viewing(Some(id));
+    tray::mark_read(&app, id);
+    Ok(detail)
+}
+
+/// The item the owner looks at (none: `null`); its refusals are not notified.
+#[tauri::command]
+pub fn set_viewing(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: Option<i64>,
+) -> Result<(), UiError> {
+    state.app()?.set_viewing(id);
+    if let Some(id) = id {
+        tray::mark_read(&app, id);
+    }
+    Ok(())
+}
+
+/// Approve the version shown; it is sent when the undo window closes.
+#[tauri::command]
+pub async fn approve(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: i64,
+) -> Result<Decision, UiError> {
+    let decision = decide::approve(state.store()?, id, UndoWindow::FromSettings, ACTOR).await?;
+    tray::refresh_later(&app);
+    Ok(decision)
+}
+
+/// Reject the version shown, with a reason.
+#[tauri::command]
+pub async fn reject(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: i64,
+    reason: String,
+) -> Result<Decision, UiError> {
+    let decision = decide::reject(state.store()?, id, &reason, ACTOR).await?;
+    tray::refresh_later(&app);
+    Ok(decision)
+}
+
+/// Take back the decision while its undo window is open.
+#[tauri::command]
+pub async fn undo(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: i64,
+) -> Result<Decision, UiError> {
+    let decision = decide::undo(state.store()?, id, ACTOR).await?;
+    tray::refresh_later(&app);
+    Ok(decision)
+}
+
+/// The reasons offered when rejecting.
+#[tauri::command]
+pub fn reject_reasons() -> Vec<String> {
+    PRESET_REJECT_REASONS
+        .iter()
+        .map(|r| r.to_string())
+        .collect()
+}
+
+/// The current version's source.
+#[tauri::command]
+pub async fn raw_source(state: State<'_, AppState>, id: i64) -> Result<String, UiError> {
+    Ok(review::raw_source(state.store()?, id).await?)
+}
+
+/// One attachment's metadata and safe preview (with its bytes only for a PDF).
+#[tauri::command]
+pub async fn attachment_preview(
+    state: State<'_, AppState>,
+    id: i64,
+    index: usize,
+) -> Result<AttachmentView, UiError> {
+    let (meta, preview, bytes) = review::attachment(state.store()?, id, index).await?;
+    let pdf_base64 = matches!(preview, AttachmentPreview::Pdf)
+        .then(|| base64::engine::general_purpose::STANDARD.encode(&bytes));
+    Ok(AttachmentView {
+        meta,
+        preview,
+        pdf_base64,
+    })
+}
+
+/// Asks where to save one attachment (native dialog), then saves it; `null` when cancelled.
+#[tauri::command]
+pub async fn save_attachment(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: i64,
+    index: usize,
+) -> Result<Option<SavedAttachment>, UiError> {
+    let store = state.store()?;
+    let (meta, _, _) = review::attachment(store, id, index).await?;
+    let (chosen, answer) = tokio::sync::oneshot::channel();
+    let mut dialog = app.dialog().file();
+    if let Some(name) = &meta.file_name {
+        dialog = dialog.set_file_name(name);
+    }
+    dialog.save_file(move |path| {
+        let _ = chosen.send(path);
+    });
+    let Some(path) = answer.await.ok().flatten() else {
+        return Ok(None);
+    };
+    let path = path.into_path().map_err(|e| {
+        UiError::new(
+            UiErrorCode::Internal,
+            format!("cannot save to the place chosen: {e}"),
+        )
+    })?;
+    let bytes = review::save_attachment(store, id, index, &path).await?;
+    Ok(Some(SavedAttachment {
+        path: path.display().to_string(),
+        bytes,
+    }))
+}
+
+/// Every account with its sync state.
+#[tauri::command]
+pub async fn list_accounts(state: State<'_, AppState>) -> Result<Vec<AccountStatus>, UiError> {
+    account_statuses(state.store()?).await
+}
+
+/// Connect a Gmail account (Google's consent in the system browser) and start syncing it.
+#[tauri::command]
+pub async fn add_gmail(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    client_secret_path: String,
+) -> Result<Account, UiError> {
+    let json = std::fs::read_to_string(&client_secret_path).map_err(|e| {
+        UiError::new(
+            UiErrorCode::Internal,
+            format!("cannot read {client_secret_path}: {e}"),
+        )
+    })?;
+    let running = state.app()?;
+    let account = running
+        .services()
+        .connect_gmail(state.store()?, GmailConnect::google(json, false))
+        .await?;
+    running.follow(account.clone());
+    events::emit(&app, ITEMS_CHANGED, ());
+    Ok(account)
+}
+
+/// Sign in to a muster instance and start following it.
+#[tauri::command]
+pub async fn add_muster(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    url: String,
+    password: String,
+) -> Result<Account, UiError> {
+    let running = state.app()?;
+    let account = running
+        .services()
+        .connect_muster(state.store()?, &url, &password)
+        .await?;
+    running.follow(account.clone());
+    events::emit(&app, ITEMS_CHANGED, ());
+    Ok(account)
+}
+
+/// Remove an account, its secrets and everything mirrored for it.
+#[tauri::command]
+pub async fn remove_account(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: String,
+) -> Result<(), UiError> {
+    let running = state.app()?;
+    running
+        .services()
+        .remove_account(state.store()?, &id)
+        .await?;
+    events::emit(&app, ITEMS_CHANGED, ());
+    tray::refresh_later(&app);
+    Ok(())
+}
+
+/// The owner's settings.
+#[tauri::command]
+pub async fn get_settings(state: State<'_, AppState>) -> Result<Settings, UiError> {
+    Ok(state.store()?.settings().await?)
+}
+
+/// Save the settings; returns them as stored.
+#[tauri::command]
+pub async fn save_settings(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    settings: Settings,
+) -> Result<Settings, UiError> {
+    let store = state.store()?;
+    store.save_settings(&settings).await?;
+    tray::refresh_later(&app);
+    Ok(store.settings().await?)
+}
+
+/// Sync every account once, now.
+#[tauri::command]
+pub async fn sync_now(state: State<'_, AppState>) -> Result<(), UiError> {
+    Ok(state.app()?.sync_now().await?)
+}
+
+/// Pause or resume sending; returns the settings.
+#[tauri::command]
+pub async fn set_paused(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    paused: bool,
+) -> Result<Settings, UiError> {
+    let settings = state.store()?.set_paused(paused).await?;
+    tray::refresh_later(&app);
+    Ok(settings)
+}
+
+/// What the status bar shows.
+#[tauri::command]
+pub async fn status(state: State<'_, AppState>) -> Result<AppStatus, UiError> {
+    let store = state.store()?;
+    Ok(AppStatus {
+        accounts: account_statuses(store).await?,
+        awaiting_review: store.count_awaiting_review().await?,
+        queued: store.list_decisions(DecisionFilter::Live).await?.len() as u64,
+        paused: store.settings().await?.paused,
+        dispatching: state.app().is_ok_and(|app| app.is_dispatcher()),
+        demo: state.is_demo(),
+    })
+}
+
+async fn account_statuses(store: &countersign_core::Store) -> Result<Vec<AccountStatus>, UiError> {
+    let mut statuses = Vec::new();
+    for account in store.list_accounts().await? {
+        let cursor = store.sync_cursor(&account.id).await?;
+        statuses.push(AccountStatus { account, cursor });
+    }
+    Ok(statuses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_filter_reads_the_ui_names_of_states_and_sources() {
+        let filter: QueueFilter = serde_json::from_value(serde_json::json!({
+            "states": ["pending", "awaiting_check", "send_failed"],
+            "accountId": "muster-1",
+            "source": "muster"
+        }))
+        .unwrap();
+        assert_eq!(
+            filter.states,
+            vec![
+                ItemState::Pending,
+                ItemState::AwaitingCheck,
+                ItemState::SendFailed
+            ]
+        );
+        assert_eq!(filter.account_id.as_deref(), Some("muster-1"));
+        assert_eq!(filter.source, Some(Source::Muster));
+    }
+
+    #[test]
+    fn an_empty_queue_filter_lists_everything() {
+        let filter: QueueFilter = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert!(filter.states.is_empty() && filter.account_id.is_none() && filter.source.is_none());
+    }
+
+    #[test]
+    fn an_unknown_state_in_the_filter_is_refused_rather_than_ignored() {
+        let filter = serde_json::from_value::<QueueFilter>(serde_json::json!({"states": ["lost"]}));
+        assert!(filter.is_err());
+    }
+
+    #[test]
+    fn the_preset_reject_reasons_are_offered() {
+        let reasons = reject_reasons();
+        assert_eq!(reasons.len(), PRESET_REJECT_REASONS.len());
+        assert!(reasons.contains(&"Wrong recipient".to_string()));
+    }
 }

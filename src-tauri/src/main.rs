@@ -10,12 +10,16 @@
 
 mod args;
 mod commands;
+mod demo;
 mod error;
+mod events;
+mod notify;
 mod state;
+mod tray;
 
 use anyhow::Context;
 use clap::Parser;
-use tauri::Manager;
+use tauri::{Manager, WindowEvent};
 
 use crate::args::Args;
 use crate::state::AppState;
@@ -27,24 +31,63 @@ fn main() -> anyhow::Result<()> {
     let data_dir = args
         .data_dir()
         .context("cannot decide where the data directory is")?;
-    tracing::info!(data_dir = %data_dir.path().display(), demo = args.demo, "starting");
-    if args.demo {
-        // Demo mode (embedded fakes, seeded drafts) arrives with issue 7; until then `--demo`
-        // only gives a fresh, empty data directory so the app can be looked at safely.
-        tracing::warn!("demo mode is not implemented yet: starting with an empty mirror");
-    }
+    let demo = args.demo;
+    tracing::info!(data_dir = %data_dir.path().display(), demo, "starting");
 
     tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .setup(move |app| {
-            app.manage(tauri::async_runtime::block_on(AppState::open(data_dir)));
+            // Started inside Tauri's Tokio runtime, which the dispatcher and syncs then run on.
+            // Waiting here keeps every command from running before the state is there; in demo
+            // mode it also means the first queue painted already holds the demo drafts.
+            let on_event = events::forwarder(app.handle().clone());
+            let state = tauri::async_runtime::block_on(AppState::start(data_dir, demo, on_event));
+            if let Some(demo) = state.demo() {
+                demo.run_agent(demo::AgentTimes::default());
+            }
+            app.manage(state);
+            // Without a tray (no status notifier on this desktop) the app still works; the
+            // window then closes for real, as there would be no way back to it.
+            if let Err(error) = tray::create(app) {
+                tracing::warn!(error = %error, "cannot create the tray icon");
+            }
+            tray::refresh_later(app.handle());
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![commands::list_items])
+        .on_window_event(|window, event| {
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                if window.label() == events::MAIN_WINDOW && tray::exists(window.app_handle()) {
+                    // Closing hides: the app stays in the tray; "Quit" exits.
+                    api.prevent_close();
+                    let _ = window.hide();
+                }
+            }
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::list_items,
+            commands::get_review,
+            commands::set_viewing,
+            commands::approve,
+            commands::reject,
+            commands::undo,
+            commands::reject_reasons,
+            commands::raw_source,
+            commands::attachment_preview,
+            commands::save_attachment,
+            commands::list_accounts,
+            commands::add_gmail,
+            commands::add_muster,
+            commands::remove_account,
+            commands::get_settings,
+            commands::save_settings,
+            commands::sync_now,
+            commands::set_paused,
+            commands::status,
+        ])
         .run(tauri::generate_context!())
         .context("cannot run the Countersign window")?;
     Ok(())
 }
-
 /// Logs to stderr, `info` by default, `RUST_LOG` to change it.
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -145,7 +145,10 @@ mod tests {
             "{}",
             error.message
         );
-        assert_eq!(state.app().unwrap_err().code, UiErrorCode::MirrorUnavailable);
+        assert_eq!(
+            state.app().unwrap_err().code,
+            UiErrorCode::MirrorUnavailable
+        );
         assert_eq!(
             std::fs::read(&mirror).unwrap(),
             b"these are not the bytes of an SQLite database"

@@ -1,0 +1,113 @@
+//! Core's [`AppEvent`]s, pushed to the main window under the contract's event names
+//! (`docs/desktop-api.md`), so the UI reloads on change instead of polling. A refusal also
+//! becomes a desktop notification, and every event refreshes the tray.
+
+use std::sync::Arc;
+
+use countersign_core::app::{AppEvent, OnEvent};
+use countersign_core::store::Refusal;
+use countersign_core::ItemSummary;
+use serde::Serialize;
+use tauri::{AppHandle, Emitter};
+
+use crate::{notify, tray};
+
+/// The label of the one window events go to.
+pub const MAIN_WINDOW: &str = "main";
+/// The mirror changed: reload the queue and the open item. Payload `null`.
+pub const ITEMS_CHANGED: &str = "countersign://items-changed";
+/// An account's service stopped or started answering. Payload [`Reachability`].
+pub const REACHABILITY: &str = "countersign://reachability";
+/// A refusal the owner is told about. Payload [`RefusalNotice`].
+pub const REFUSAL: &str = "countersign://refusal";
+/// The owner clicked a notification: show that item. Payload [`OpenItem`].
+pub const OPEN_ITEM: &str = "countersign://open-item";
+
+/// Payload of [`REACHABILITY`].
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reachability<'a> {
+    /// The account.
+    pub account_id: &'a str,
+    /// Whether its service answers.
+    pub online: bool,
+    /// Why not, in the service's words.
+    pub detail: Option<&'a str>,
+}
+
+/// Payload of [`REFUSAL`].
+#[derive(Clone, Debug, Serialize)]
+pub struct RefusalNotice<'a> {
+    /// The refusal.
+    pub refusal: &'a Refusal,
+    /// The item it is about.
+    pub item: &'a ItemSummary,
+}
+
+/// Payload of [`OPEN_ITEM`].
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct OpenItem {
+    /// The item to select.
+    pub id: i64,
+}
+
+/// The `on_event` callback given to core: forwards each event to the main window.
+pub fn forwarder(app: AppHandle) -> OnEvent {
+    Arc::new(move |event: AppEvent| {
+        match &event {
+            AppEvent::ItemsChanged => emit(&app, ITEMS_CHANGED, ()),
+            AppEvent::Reachability {
+                account_id,
+                online,
+                detail,
+            } => emit(
+                &app,
+                REACHABILITY,
+                Reachability {
+                    account_id,
+                    online: *online,
+                    detail: detail.as_deref(),
+                },
+            ),
+            AppEvent::Refusal { refusal, item } => {
+                tray::mark_unread(&app, item.id);
+                emit(&app, REFUSAL, RefusalNotice { refusal, item });
+                notify::refusal(&app, refusal, item);
+            }
+        }
+        tray::refresh_later(&app);
+    })
+}
+
+/// Sends `payload` to the main window; a failure (the window is gone at exit) is only logged.
+pub fn emit(app: &AppHandle, event: &str, payload: impl Serialize + Clone) {
+    if let Err(error) = app.emit_to(MAIN_WINDOW, event, payload) {
+        tracing::debug!(event, error = %error, "cannot emit to the main window");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reachability_reaches_the_ui_in_camel_case() {
+        let payload = Reachability {
+            account_id: "gmail-1",
+            online: false,
+            detail: Some("connection refused"),
+        };
+        assert_eq!(
+            serde_json::to_value(payload).unwrap(),
+            serde_json::json!({"accountId": "gmail-1", "online": false, "detail": "connection refused"})
+        );
+    }
+
+    #[test]
+    fn open_item_names_the_item_by_id() {
+        assert_eq!(
+            serde_json::to_value(OpenItem { id: 7 }).unwrap(),
+            serde_json::json!({"id": 7})
+        );
+    }
+}

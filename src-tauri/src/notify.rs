@@ -1,0 +1,135 @@
+//! Desktop notifications for refusals, over D-Bus `org.freedesktop.Notifications` on Linux.
+//!
+//! `notify-rust` is used directly (it is what the notification plugin uses underneath) so a
+//! thread can wait for the notification's "default" action: clicking it shows the window and
+//! selects the item. Core decides *whether* to notify (once per refusal, not for the item in
+//! view, not when notifications are off); this only shows it. Nothing secret is ever in a
+//! refusal, and only the subject and the reason are shown.
+
+use countersign_core::store::Refusal;
+use countersign_core::ItemSummary;
+use tauri::AppHandle;
+
+/// The title and body of the notification for `refusal` of `item`.
+pub fn text(refusal: &Refusal, item: &ItemSummary) -> (String, String) {
+    let subject = if item.subject.trim().is_empty() {
+        "(no subject)"
+    } else {
+        item.subject.trim()
+    };
+    (format!("Refused: {subject}"), refusal.reason.clone())
+}
+
+/// Shows the notification for `refusal` of `item`; clicking it opens the item.
+#[cfg(target_os = "linux")]
+pub fn refusal(app: &AppHandle, refusal: &Refusal, item: &ItemSummary) {
+    use crate::events::{emit, OpenItem, OPEN_ITEM};
+
+    let (title, body) = text(refusal, item);
+    let app = app.clone();
+    let id = item.id;
+    // `wait_for_action` blocks until the notification is clicked or closed: one short-lived
+    // thread per refusal, which are rare.
+    let spawned = std::thread::Builder::new()
+        .name("notification".into())
+        .spawn(move || {
+            let shown = notify_rust::Notification::new()
+                .appname("Countersign")
+                .summary(&title)
+                // Servers may read the body as markup: a reason is plain text.
+                .body(&escape_markup(&body))
+                .action("default", "Open")
+                .show();
+            match shown {
+                Ok(handle) => handle.wait_for_action(|action| {
+                    if action == "default" {
+                        crate::tray::show_main(&app);
+                        emit(&app, OPEN_ITEM, OpenItem { id });
+                    }
+                }),
+                Err(error) => tracing::warn!(error = %error, "cannot show a notification"),
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(error = %error, "cannot start the notification thread");
+    }
+}
+
+/// Elsewhere the window's own refusal banner is all there is, for now.
+#[cfg(not(target_os = "linux"))]
+pub fn refusal(_app: &AppHandle, refusal: &Refusal, item: &ItemSummary) {
+    let (title, _) = text(refusal, item);
+    tracing::info!(%title, "desktop notifications are implemented for Linux only");
+}
+
+/// Escapes the characters the notification spec's body markup gives meaning to.
+fn escape_markup(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use countersign_core::store::RefusalKind;
+    use countersign_core::{ItemState, Source};
+
+    use super::*;
+
+    fn item(subject: &str) -> ItemSummary {
+        ItemSummary {
+            id: 4,
+            account_id: "muster-1".into(),
+            source: Source::Muster,
+            external_id: "9".into(),
+            state: ItemState::SendFailed,
+            version: "v1".into(),
+            subject: subject.into(),
+            from: "priya.nair@example.com".into(),
+            recipients: "priya.nair@example.com".into(),
+            snippet: "Thursday at 14:00 works".into(),
+            state_reason: Some("recipient mailbox full".into()),
+            check_state: None,
+            redraft_number: 0,
+            decision: None,
+            account_online: true,
+            updated_at: Utc::now(),
+        }
+    }
+
+    fn refusal(reason: &str) -> Refusal {
+        Refusal {
+            id: 1,
+            item_id: 4,
+            kind: RefusalKind::SendFailed,
+            reason: reason.into(),
+            recorded_at: Utc::now(),
+            notified_at: None,
+        }
+    }
+
+    #[test]
+    fn the_notification_names_the_subject_and_gives_the_reason() {
+        let (title, body) = text(
+            &refusal("recipient mailbox full"),
+            &item("Can we move Tuesday's review to Thursday?"),
+        );
+        assert_eq!(title, "Refused: Can we move Tuesday's review to Thursday?");
+        assert_eq!(body, "recipient mailbox full");
+    }
+
+    #[test]
+    fn a_draft_without_subject_still_gets_a_readable_title() {
+        let (title, _) = text(&refusal("no"), &item("  "));
+        assert_eq!(title, "Refused: (no subject)");
+    }
+
+    #[test]
+    fn a_reason_with_angle_brackets_is_shown_as_text_not_markup() {
+        assert_eq!(
+            escape_markup("mailbox <full> & <b>closed</b>"),
+            "mailbox &lt;full&gt; &amp; &lt;b&gt;closed&lt;/b&gt;"
+        );
+    }
+}

@@ -1,5 +1,8 @@
 //! The `countersign` CLI as a user runs it: a real binary, a real data directory.
 
+mod accounts;
+mod dispatch;
+mod review;
 mod support;
 
 use support::Cli;

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Subcommand;
-use countersign_core::services::{GmailConnect, Services};
+use countersign_core::services::GmailConnect;
 use countersign_core::store::{Account, SecretStorage};
 use countersign_core::{Source, Store};
 use serde::Serialize;
@@ -95,7 +95,7 @@ pub async fn run(
     command: &AccountCommand,
     json: bool,
 ) -> Result<ExitCode> {
-    let services = Services::new(data_dir);
+    let services = crate::services(data_dir);
     match command {
         AccountCommand::AddGmail {
             client_secret,

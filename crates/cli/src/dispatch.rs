@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use countersign_core::outbox::{DispatchConfig, DispatchReport, Dispatcher};
-use countersign_core::services::Services;
 use countersign_core::store::{Decision, DecisionFilter};
 use countersign_core::{DecisionKind, Store};
 use serde::Serialize;
@@ -56,7 +55,7 @@ pub async fn run(
     wait_limit: Option<Duration>,
     json: bool,
 ) -> Result<ExitCode> {
-    let services = Services::new(data_dir);
+    let services = crate::services(data_dir);
     let Some(dispatcher) =
         Dispatcher::acquire(store.clone(), services, data_dir, DispatchConfig::default()).await?
     else {

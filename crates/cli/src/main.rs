@@ -148,6 +148,27 @@ fn data_dir(cli: &Cli) -> Result<PathBuf> {
     }
 }
 
+/// The service clients of `data_dir`, for one command run.
+///
+/// A sync from the command line gives up on an unreachable service after a few seconds and
+/// says so, instead of riding out half a minute of backoff as the desktop app's background
+/// sync does. The dispatcher's policy is core's own.
+fn services(data_dir: &Path) -> countersign_core::services::Services {
+    use countersign_gmail::RetryPolicy;
+    use std::time::Duration;
+    let sync = RetryPolicy {
+        max_attempts: 4,
+        initial_backoff: Duration::from_millis(250),
+        max_backoff: Duration::from_secs(4),
+    };
+    let dispatch = RetryPolicy {
+        max_attempts: 2,
+        initial_backoff: Duration::from_millis(250),
+        max_backoff: Duration::from_secs(2),
+    };
+    countersign_core::services::Services::new(data_dir).with_retry(sync, dispatch)
+}
+
 async fn open_store(dir: &Path) -> Result<Store> {
     Store::open(dir)
         .await

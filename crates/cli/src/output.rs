@@ -2,62 +2,11 @@
 
 use anyhow::Result;
 use chrono::Utc;
-use countersign_core::store::{AuditEntry, Decision, Item, Refusal};
-use countersign_core::{ItemSummary, Store};
+use countersign_core::store::Decision;
+use countersign_core::ItemSummary;
 use serde::Serialize;
 
-use crate::review::Review;
-
-/// Everything `show` prints about one item.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ItemDetail {
-    #[serde(flatten)]
-    item: Item,
-    versions: Vec<VersionLine>,
-    decisions: Vec<Decision>,
-    audit: Vec<AuditEntry>,
-    refusals: Vec<Refusal>,
-    /// The rendered current version and the item's story.
-    #[serde(flatten)]
-    review: Review,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct VersionLine {
-    version: String,
-    sha256: String,
-    first_seen_at: chrono::DateTime<Utc>,
-    size: usize,
-}
-
-impl ItemDetail {
-    /// Read it all from the mirror.
-    pub async fn load(store: &Store, id: i64) -> Result<ItemDetail> {
-        let item = store.get_item(id).await?;
-        let review = Review::load(store, &item).await?;
-        let versions = store
-            .versions(id)
-            .await?
-            .into_iter()
-            .map(|v| VersionLine {
-                size: v.content.bytes().len(),
-                version: v.version,
-                sha256: v.sha256,
-                first_seen_at: v.first_seen_at,
-            })
-            .collect();
-        Ok(ItemDetail {
-            item,
-            versions,
-            decisions: store.decisions_for_item(id).await?,
-            audit: store.audit_for_item(id).await?,
-            refusals: store.refusals_for_item(id).await?,
-            review,
-        })
-    }
-}
+pub use crate::review::ItemDetail;
 
 fn print_json(value: &impl Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
@@ -104,7 +53,7 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
         summary.source.as_str(),
         summary.state
     );
-    let view = &detail.review.view;
+    let view = &detail.view;
     println!(
         "Subject: {}",
         view.subject.as_deref().unwrap_or(&summary.subject)
@@ -133,12 +82,12 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     if let Some(reason) = &summary.state_reason {
         println!("Reason:  {reason}");
     }
-    if let Some(reason) = &detail.review.refusal_reason {
+    if let Some(reason) = &detail.refusal_reason {
         if Some(reason) != summary.state_reason.as_ref() {
             println!("Refused: {reason}");
         }
     }
-    if let Some(refusal) = &detail.review.send_refusal {
+    if let Some(refusal) = &detail.send_refusal {
         println!("Cannot send: {refusal}");
     }
     println!("\n{}\n", view.text_body.trim_end());
@@ -170,9 +119,9 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     for warning in &view.warnings {
         println!("Warning: {}", warning.message);
     }
-    if !detail.review.routes.is_empty() {
+    if !detail.routes.is_empty() {
         println!("Routes:");
-        for route in &detail.review.routes {
+        for route in &detail.routes {
             println!(
                 "  {}  {:<12} session {}{}",
                 route.route_id,
@@ -186,8 +135,18 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
             );
         }
     }
-    if let Some(bound) = &detail.review.redraft_bound {
+    if let Some(bound) = &detail.redraft_bound {
         println!("Redraft: {bound}");
+    }
+    if let Some(diff) = &detail.diff {
+        let base = match diff.base {
+            countersign_core::review::DiffBase::PreviousVersion => "the previous version",
+            countersign_core::review::DiffBase::RefusedDraft => "the refused draft",
+        };
+        println!(
+            "Changed against {base} ({}): see `countersign show {} --json` for the diff",
+            diff.base_version, summary.id
+        );
     }
     println!("Versions:");
     for version in &detail.versions {
@@ -219,7 +178,9 @@ pub fn decision_made(decision: &Decision, json: bool) -> Result<()> {
     if json {
         return print_json(decision);
     }
-    let wait = (decision.due_at - Utc::now()).num_seconds().max(0);
+    // Rounded up: a 1 s window that has 0.9 s left still offers the undo.
+    let wait_ms = (decision.due_at - Utc::now()).num_milliseconds().max(0);
+    let wait = (wait_ms + 999) / 1000;
     match decision.state {
         countersign_core::DecisionState::Cancelled => {
             println!("Undone: item {} is back in the queue.", decision.item_id)

@@ -7,7 +7,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use countersign_core::services::Services;
 use countersign_core::store::Account;
 use countersign_core::sync::{sync_gmail, sync_muster};
 use countersign_core::{Error, Source, Store};
@@ -37,7 +36,7 @@ struct AccountSync {
 
 /// Sync every account and print one line (or JSON object) per account.
 pub async fn run(store: &Store, data_dir: &Path, json: bool) -> Result<ExitCode> {
-    let services = Services::new(data_dir);
+    let services = crate::services(data_dir);
     let accounts = store.list_accounts().await?;
     let mut results = Vec::new();
     for account in &accounts {
@@ -76,7 +75,7 @@ pub async fn run(store: &Store, data_dir: &Path, json: bool) -> Result<ExitCode>
 
 async fn sync_one(
     store: &Store,
-    services: &Services,
+    services: &countersign_core::services::Services,
     account: &Account,
     line: &mut AccountSync,
 ) -> countersign_core::Result<()> {

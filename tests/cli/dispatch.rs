@@ -1,0 +1,219 @@
+//! Approving and dispatching from the command line: exactly the reviewed bytes, exactly once —
+//! through undo windows, pauses, two dispatchers at once, and a dispatcher killed mid-send.
+
+use std::time::Duration;
+
+use countersign_fakes::gmail::FakeGmail;
+
+use crate::support::{eventually, fakes, reply, reply_with_attachment, Cli};
+
+/// A CLI with the fake Gmail connected.
+async fn gmail_cli() -> (Cli, FakeGmail) {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    (cli, gmail)
+}
+
+/// The state of the live decision on `item_id`, from `outbox --json`.
+async fn live_decision_state(cli: &Cli, item_id: &str) -> Option<String> {
+    let outbox = cli.exec(&["outbox", "--json"]).await.json();
+    outbox
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["itemId"].to_string() == item_id)
+        .map(|d| d["state"].as_str().unwrap().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_draft_is_sent_once_with_exactly_the_reviewed_bytes() {
+    let (cli, gmail) = gmail_cli().await;
+    let raw = reply_with_attachment(1, "The invoice is attached.");
+    let draft = gmail.file_draft(&raw, None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    cli.exec(&["settings", "set", "undo-window", "1"])
+        .await
+        .ok();
+
+    let approved = cli.exec(&["approve", &id]).await.ok();
+    assert!(approved.stdout.contains("undo"), "{}", approved.stdout);
+    let out = cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert!(out.stdout.contains("done: sent"), "{}", out.stdout);
+
+    assert_eq!(gmail.send_count(&draft.id), 1);
+    let sent = gmail.sent_messages();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0].raw, raw,
+        "the sent bytes differ from the reviewed ones"
+    );
+    assert_eq!(cli.item(&draft.id).await["state"], "sent");
+
+    // Dispatching again sends nothing more.
+    let again = cli.exec(&["dispatch", "--wait", "--json"]).await.json();
+    assert_eq!(again["status"], "finished");
+    assert_eq!(again["outcomes"], serde_json::json!([]));
+    assert_eq!(gmail.send_count(&draft.id), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_inside_the_window_sends_nothing_and_undo_after_the_send_is_refused() {
+    let (cli, gmail) = gmail_cli().await;
+    let kept = gmail.file_draft(&reply(1, "Not this one"), None);
+    let sent = gmail.file_draft(&reply(2, "This one"), None);
+    cli.exec(&["sync"]).await.ok();
+    let kept_id = cli.item_id(&kept.id).await;
+    let sent_id = cli.item_id(&sent.id).await;
+    cli.exec(&["settings", "set", "undo-window", "5"])
+        .await
+        .ok();
+
+    cli.exec(&["approve", &kept_id]).await.ok();
+    let undone = cli.exec(&["undo", &kept_id]).await.ok();
+    assert!(undone.stdout.contains("Undone"), "{}", undone.stdout);
+    let out = cli.exec(&["dispatch", "--wait", "--json"]).await.json();
+    assert_eq!(out["live"], 0);
+    assert_eq!(gmail.send_count(&kept.id), 0);
+    assert_eq!(cli.item(&kept.id).await["state"], "pending");
+
+    cli.exec(&["settings", "set", "undo-window", "1"])
+        .await
+        .ok();
+    cli.exec(&["approve", &sent_id]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.send_count(&sent.id), 1);
+    let late = cli.exec(&["undo", &sent_id]).await;
+    assert!(!late.status.success());
+    assert!(late.stderr.contains("cannot undo"), "{}", late.stderr);
+    assert_eq!(gmail.send_count(&sent.id), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_stops_dispatch_and_resume_lets_the_decision_go() {
+    let (cli, gmail) = gmail_cli().await;
+    let draft = gmail.file_draft(&reply(1, "Hello"), None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+    cli.exec(&["pause"]).await.ok();
+
+    let once = cli.exec(&["dispatch"]).await.ok();
+    assert!(once.stdout.contains("paused"), "{}", once.stdout);
+    let waited = cli.exec(&["dispatch", "--wait"]).await;
+    assert_eq!(waited.status.code(), Some(2), "--wait gives up when paused");
+    assert!(waited.stdout.contains("paused"), "{}", waited.stdout);
+    assert_eq!(gmail.send_count(&draft.id), 0);
+    assert_eq!(
+        live_decision_state(&cli, &id).await.as_deref(),
+        Some("queued")
+    );
+
+    cli.exec(&["resume"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.send_count(&draft.id), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatcher_killed_while_rereading_the_draft_sends_it_once_on_the_next_run() {
+    let (cli, gmail) = gmail_cli().await;
+    let draft = gmail.file_draft(&reply(1, "Hello"), None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+
+    // The pre-send re-read hangs; the process dies while the decision is `dispatching`.
+    let reads_before = gmail.request_count("drafts.get");
+    gmail.delay("drafts.get", Duration::from_secs(30), None);
+    let mut first = cli.spawn(&["dispatch", "--wait"]);
+    eventually(
+        Duration::from_secs(20),
+        "the re-read reaches Gmail",
+        || async { gmail.request_count("drafts.get") > reads_before },
+    )
+    .await;
+    assert_eq!(
+        live_decision_state(&cli, &id).await.as_deref(),
+        Some("dispatching")
+    );
+    first.kill().await.unwrap();
+    let killed = cli.finish(first, &["dispatch", "--wait"]).await;
+    assert!(!killed.status.success());
+    assert_eq!(gmail.send_count(&draft.id), 0);
+
+    gmail.clear_faults();
+    let out = cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert!(out.stdout.contains("done: sent"), "{}", out.stdout);
+    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(cli.item(&draft.id).await["state"], "sent");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatcher_killed_after_gmail_sent_but_before_the_answer_reconciles_without_resending() {
+    let (cli, gmail) = gmail_cli().await;
+    let draft = gmail.file_draft(&reply(1, "Hello"), None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+
+    // The fake commits the send, then holds the answer: what is lost is the answer.
+    gmail.delay("drafts.send", Duration::from_secs(30), None);
+    let mut first = cli.spawn(&["dispatch", "--wait"]);
+    eventually(Duration::from_secs(20), "Gmail sends the draft", || async {
+        gmail.send_count(&draft.id) == 1
+    })
+    .await;
+    assert_eq!(
+        live_decision_state(&cli, &id).await.as_deref(),
+        Some("dispatching")
+    );
+    first.kill().await.unwrap();
+    cli.finish(first, &["dispatch", "--wait"]).await;
+
+    gmail.clear_faults();
+    let out = cli.exec(&["dispatch", "--wait", "--json"]).await.json();
+    assert_eq!(out["status"], "finished");
+    let outcome = &out["outcomes"].as_array().unwrap()[0];
+    assert_eq!(outcome["outcome"], "done", "{out}");
+    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(cli.item(&draft.id).await["state"], "sent");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_dispatchers_started_together_send_each_of_ten_drafts_exactly_once() {
+    let (cli, gmail) = gmail_cli().await;
+    let drafts: Vec<_> = (1..=10)
+        .map(|n| gmail.file_draft(&reply(n, &format!("Answer {n}")), None))
+        .collect();
+    cli.exec(&["sync"]).await.ok();
+    for draft in &drafts {
+        let id = cli.item_id(&draft.id).await;
+        cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+    }
+
+    let a = cli.spawn(&["dispatch", "--wait"]);
+    let b = cli.spawn(&["dispatch", "--wait"]);
+    let (a, b) = tokio::join!(
+        cli.finish(a, &["dispatch", "--wait"]),
+        cli.finish(b, &["dispatch", "--wait"])
+    );
+    let (a, b) = (a.ok(), b.ok());
+    for draft in &drafts {
+        assert_eq!(gmail.send_count(&draft.id), 1, "draft {}", draft.id);
+    }
+    assert_eq!(gmail.sent_messages().len(), 10);
+    let busy = [&a, &b]
+        .iter()
+        .filter(|o| {
+            o.stdout
+                .contains("another Countersign process is dispatching")
+        })
+        .count();
+    let sent_lines: usize = [&a, &b]
+        .iter()
+        .map(|o| o.stdout.matches("done: sent").count())
+        .sum();
+    assert_eq!(sent_lines, 10, "{}\n{}", a.stdout, b.stdout);
+    assert!(busy <= 1, "{}\n{}", a.stdout, b.stdout);
+}

@@ -1,0 +1,185 @@
+//! `sync`, then `list` / `show` as the owner reads them: a Gmail draft with its headers, text
+//! and attachments; a muster reply with what it answers, its route chain and the plugin's
+//! refusal.
+
+use crate::support::{fakes, reply_with_attachment, Cli};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synced_gmail_draft_shows_its_headers_text_and_attachment_list() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    let draft = gmail.file_draft(&reply_with_attachment(1, "The invoice is attached."), None);
+
+    let synced = cli.exec(&["sync", "--json"]).await.json();
+    assert_eq!(synced[0]["ok"], true);
+    assert_eq!(synced[0]["newItems"], 1);
+
+    let item = cli.item(&draft.id).await;
+    assert_eq!(item["state"], "pending");
+    assert_eq!(item["subject"], "Re: Invoice 1");
+    let id = item["id"].to_string();
+    let shown = cli.exec(&["show", &id, "--json"]).await.json();
+    let view = &shown["view"];
+    assert_eq!(view["subject"], "Re: Invoice 1");
+    assert_eq!(view["to"][0]["email"], "ana@example.com");
+    assert_eq!(view["to"][0]["name"], "Ana Lima");
+    assert_eq!(view["from"][0]["email"], "owner@example.com");
+    assert_eq!(view["inReplyTo"][0], "parent-1@example.com");
+    assert_eq!(
+        view["textBody"].as_str().unwrap().trim(),
+        "The invoice is attached."
+    );
+    assert!(view["htmlBody"]
+        .as_str()
+        .unwrap()
+        .contains("The invoice is attached."));
+    let attachments = view["attachments"].as_array().unwrap();
+    assert_eq!(attachments.len(), 1, "{attachments:?}");
+    assert_eq!(attachments[0]["fileName"], "invoice-1.pdf");
+    assert_eq!(attachments[0]["sniffedType"], "application/pdf");
+    assert!(view["flags"].is_array());
+    assert!(view["warnings"].is_array());
+    assert_eq!(shown["routes"], serde_json::json!([]));
+    assert_eq!(shown["versions"].as_array().unwrap().len(), 1);
+    assert_eq!(shown["sendRefusal"], serde_json::Value::Null);
+
+    let human = cli.exec(&["show", &id]).await.ok().stdout;
+    for expected in [
+        "Re: Invoice 1",
+        "Ana Lima <ana@example.com>",
+        "The invoice is attached.",
+        "invoice-1.pdf",
+    ] {
+        assert!(
+            human.contains(expected),
+            "{expected:?} missing from:\n{human}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_muster_reply_shows_what_it_answers_its_route_chain_and_the_plugins_refusal() {
+    let (_gmail, muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_muster(&muster).await;
+    muster.create_plugin("gmail-relay", false).unwrap();
+    let relayed = muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "Ana <ana@example.com>",
+            "Invoice",
+            "Could you send the invoice?",
+        )
+        .unwrap();
+    let draft = muster
+        .file_draft(&relayed.route_id, "Here is the invoice.")
+        .unwrap();
+    cli.exec(&["sync"]).await.ok();
+
+    let id = cli.item_id(&draft).await;
+    let shown = cli.exec(&["show", &id, "--json"]).await.json();
+    assert_eq!(shown["state"], "pending");
+    assert_eq!(shown["view"]["textBody"], "Here is the invoice.");
+    assert_eq!(shown["view"]["answers"]["subject"], "Invoice");
+    assert_eq!(
+        shown["view"]["answers"]["from"][0]["email"],
+        "ana@example.com"
+    );
+    let routes = shown["routes"].as_array().unwrap();
+    assert_eq!(routes.len(), 1);
+    assert_eq!(routes[0]["state"], "relayed");
+
+    // Approved, dispatched to muster, then refused by the plugin when it tries to send.
+    cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    muster.claim(&draft).unwrap();
+    muster
+        .report_result(&draft, false, Some("recipient mailbox full"))
+        .unwrap();
+    cli.exec(&["sync"]).await.ok();
+
+    let shown = cli.exec(&["show", &id, "--json"]).await.json();
+    assert_eq!(shown["state"], "send_failed");
+    assert_eq!(shown["refusalReason"], "recipient mailbox full");
+    let states: Vec<_> = shown["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["state"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(states, ["send_failed", "redraft"]);
+    assert_eq!(shown["routes"][0]["reason"], "recipient mailbox full");
+    let human = cli.exec(&["show", &id]).await.ok().stdout;
+    assert!(human.contains("recipient mailbox full"), "{human}");
+    assert!(human.contains("redraft"), "{human}");
+
+    // The session redrafts on the route that handed the message back.
+    let redraft_route = muster
+        .routes(&relayed.message_id)
+        .into_iter()
+        .find(|r| r["state"] == "redraft")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second = muster
+        .file_draft(&redraft_route, "Here is the invoice, as a link.")
+        .unwrap();
+    cli.exec(&["sync"]).await.ok();
+    let second_id = cli.item_id(&second).await;
+    let shown = cli.exec(&["show", &second_id, "--json"]).await.json();
+    let bound = shown["redraftBound"].as_str().expect("a redraft bound");
+    assert!(bound.contains("redraft 1 of 2"), "{bound}");
+    assert_eq!(shown["muster"]["redraftOf"], draft.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_reports_an_unreachable_account_and_still_syncs_the_others() {
+    let (gmail, muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    let muster_account = cli.add_muster(&muster).await;
+    let draft = gmail.file_draft(&crate::support::reply(1, "Hello"), None);
+    muster.set_online(false);
+
+    let out = cli.exec(&["sync", "--json"]).await;
+    assert!(out.status.success(), "one account synced: {}", out.stderr);
+    let results: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let failed = results
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["account"] == muster_account["id"])
+        .unwrap();
+    assert_eq!(failed["ok"], false);
+    assert_eq!(failed["online"], false);
+    assert!(failed["error"]
+        .as_str()
+        .unwrap()
+        .contains("cannot reach muster"));
+    cli.item(&draft.id).await;
+
+    let accounts = cli.exec(&["account", "list", "--json"]).await.json();
+    let listed = accounts
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == muster_account["id"])
+        .unwrap();
+    assert_eq!(listed["online"], false);
+    assert!(listed["lastError"]
+        .as_str()
+        .unwrap()
+        .contains("cannot reach muster"));
+
+    gmail.set_online(false);
+    let out = cli.exec(&["sync"]).await;
+    assert!(
+        !out.status.success(),
+        "every account failed: {}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("offline"), "{}", out.stdout);
+}

@@ -2,9 +2,14 @@
 //! per-user quota (15,000 units per minute, i.e. 250 units/s), with `Services` pacing itself at
 //! 250 units/s; then a sync with no change.
 //!
+//! Last, a smaller full sync with a delay added to every answer of the fake, standing in for the
+//! round trip to Google over the internet (the fake answers on loopback in well under a
+//! millisecond, which hides what a sequential sync costs against the real service).
+//!
 //! `cargo bench -p countersign-core --bench gmail_sync` (plain timing, no harness). It prints
 //! figures and asserts none of them. `GMAIL_SYNC_BENCH_DRAFTS` changes the number of drafts
-//! (default 1,000).
+//! (default 1,000); `GMAIL_SYNC_BENCH_LATENCY_MS` and `GMAIL_SYNC_BENCH_LATENCY_DRAFTS` the added
+//! delay and the drafts of the last sync (default 30 ms and 200; a latency of 0 skips it).
 //!
 //! Every draft is a reply whose parent is in the inbox, as an agent's drafts usually are, so a
 //! new draft costs `drafts.get` plus the parent lookup (`messages.list` + `messages.get`).
@@ -64,19 +69,42 @@ fn by_method(gmail: &FakeGmail) -> BTreeMap<String, u64> {
     counts
 }
 
-fn main() {
-    let drafts: usize = std::env::var("GMAIL_SYNC_BENCH_DRAFTS")
+/// The Gmail methods a sync calls, for adding latency to each.
+const SYNC_METHODS: [&str; 6] = [
+    "getProfile",
+    "history.list",
+    "drafts.list",
+    "drafts.get",
+    "messages.list",
+    "messages.get",
+];
+
+fn count(var: &str, default: u64) -> u64 {
+    std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000);
+        .unwrap_or(default)
+}
+
+fn main() {
+    let drafts = count("GMAIL_SYNC_BENCH_DRAFTS", 1_000) as usize;
+    let latency = Duration::from_millis(count("GMAIL_SYNC_BENCH_LATENCY_MS", 30));
+    let latency_drafts = count("GMAIL_SYNC_BENCH_LATENCY_DRAFTS", 200) as usize;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    runtime.block_on(run(drafts));
+    runtime.block_on(async {
+        run(drafts, Duration::ZERO, true).await;
+        if !latency.is_zero() {
+            run(latency_drafts, latency, false).await;
+        }
+    });
 }
 
-async fn run(drafts: usize) {
+/// One full sync of `drafts` drafts, each answer of the fake delayed by `latency`; then, if
+/// `quiet`, a sync with no change.
+async fn run(drafts: usize, latency: Duration, quiet: bool) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let store = Store::open(dir.path()).await.expect("the mirror");
     let services = Services::with_token_store(dir.path(), TokenStore::file(dir.path()))
@@ -110,7 +138,16 @@ async fn run(drafts: usize) {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     gmail.clear_requests();
 
-    println!("gmail_sync: full sync of {drafts} drafts (replies with their parents in the inbox)");
+    if !latency.is_zero() {
+        for method in SYNC_METHODS {
+            gmail.delay(method, latency, None);
+        }
+    }
+    println!(
+        "gmail_sync: full sync of {drafts} drafts (replies with their parents in the inbox), \
+         {} ms added to every answer",
+        latency.as_millis()
+    );
     println!(
         "  quota: fake Gmail enforces {QUOTA_PER_MINUTE} units/min ({QUOTA_PER_SECOND:.0} units/s); \
          client paces at {QUOTA_PER_SECOND:.0} units/s"
@@ -164,9 +201,13 @@ async fn run(drafts: usize) {
         achieved / QUOTA_PER_SECOND
     );
 
+    if !quiet {
+        store.close().await;
+        return;
+    }
     gmail.clear_requests();
     let start = Instant::now();
-    let quiet = sync_gmail(&store, &account, &client)
+    let unchanged = sync_gmail(&store, &account, &client)
         .await
         .expect("the quiet sync");
     let elapsed = start.elapsed();
@@ -177,7 +218,7 @@ async fn run(drafts: usize) {
          fetched={}",
         requests.len(),
         elapsed.as_secs_f64() * 1000.0,
-        quiet.fetched
+        unchanged.fetched
     );
     store.close().await;
 }

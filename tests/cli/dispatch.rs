@@ -22,7 +22,7 @@ async fn live_decision_state(cli: &Cli, item_id: &str) -> Option<String> {
         .as_array()
         .unwrap()
         .iter()
-        .find(|d| d["itemId"].to_string() == item_id)
+        .find(|d| d["itemId"].as_i64() == item_id.parse().ok())
         .map(|d| d["state"].as_str().unwrap().to_string())
 }
 
@@ -59,7 +59,7 @@ async fn an_approved_draft_is_sent_once_with_exactly_the_reviewed_bytes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn undo_inside_the_window_sends_nothing_and_undo_after_the_send_is_refused() {
+async fn undo_inside_the_window_sends_nothing_and_undo_after_it_is_refused_with_the_reason() {
     let (cli, gmail) = gmail_cli().await;
     let kept = gmail.file_draft(&reply(1, "Not this one"), None);
     let sent = gmail.file_draft(&reply(2, "This one"), None);
@@ -82,11 +82,24 @@ async fn undo_inside_the_window_sends_nothing_and_undo_after_the_send_is_refused
         .await
         .ok();
     cli.exec(&["approve", &sent_id]).await.ok();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let closed = cli.exec(&["undo", &sent_id]).await;
+    assert!(!closed.status.success());
+    assert!(
+        closed.stderr.contains("undo window closed") && closed.stderr.contains("too late"),
+        "{}",
+        closed.stderr
+    );
     cli.exec(&["dispatch", "--wait"]).await.ok();
     assert_eq!(gmail.send_count(&sent.id), 1);
     let late = cli.exec(&["undo", &sent_id]).await;
     assert!(!late.status.success());
-    assert!(late.stderr.contains("cannot undo"), "{}", late.stderr);
+    assert!(
+        late.stderr.contains("cannot undo the decision on item")
+            && late.stderr.contains("no decision waiting"),
+        "{}",
+        late.stderr
+    );
     assert_eq!(gmail.send_count(&sent.id), 1);
 }
 

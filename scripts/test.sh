@@ -47,7 +47,8 @@ run_tests() {
   else
     echo "no xvfb-run/dbus-run-session: the desktop suite will skip (or fail with CI=true)" >&2
   fi
-  "${runner[@]}" cargo test --workspace --locked 2>&1 | tee artifacts/test-output.log
+  # --no-fail-fast: one failing test binary must not hide the results of the others.
+  "${runner[@]}" cargo test --workspace --locked --no-fail-fast 2>&1 | tee artifacts/test-output.log
   return "${PIPESTATUS[0]}"
 }
 step "cargo test --workspace (desktop suite under Xvfb + D-Bus + dunst)" run_tests

@@ -134,6 +134,23 @@ async fn a_refused_send_is_notified_shown_as_send_failed_and_its_redraft_appears
     let session = app.session();
     wait_detail(session, item.id).await.or_log(&app);
     session.press_keys("a").await.unwrap();
+    session
+        .wait_for_text("[data-testid=countdown]", "Sending in", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    // The owner looks elsewhere: no item is in view, so the refusal is notified (the item in
+    // view is not, the owner already sees it).
+    session
+        .find("[data-action=settings]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for("[data-testid=undo-window]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
 
     // The plugin claims the approved draft and reports that sending failed.
     eventually(
@@ -154,6 +171,14 @@ async fn a_refused_send_is_notified_shown_as_send_failed_and_its_redraft_appears
             .await
             .or_log(&app);
     }
+    session
+        .find("[data-action=queue]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_detail(session, item.id).await.or_log(&app);
     wait_detail_state(session, "send_failed").await.or_log(&app);
     session
         .wait_for_text(

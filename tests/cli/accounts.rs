@@ -148,7 +148,19 @@ async fn no_output_ever_contains_the_oauth_tokens_or_the_muster_password() {
     let (gmail, muster) = fakes().await;
     let cli = Cli::new();
     let added = cli.add_gmail(&gmail).await;
-    cli.add_muster(&muster).await;
+    // Signing in with every log switched on: the password must not show up in any of it.
+    let url = muster.url();
+    let mut add_muster = cli.command(&["account", "add-muster", "--url", &url, "--password-stdin"]);
+    add_muster
+        .env("RUST_LOG", "trace")
+        .stdin(std::process::Stdio::piped());
+    let mut child = add_muster.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, format!("{}\n", muster.password()).as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    cli.finish(child, &["account", "add-muster"]).await.ok();
     gmail.file_draft(&crate::support::reply(1, "Hello"), None);
     cli.exec(&["sync"]).await.ok();
     cli.exec(&["sync", "--json"]).await.ok();

@@ -230,3 +230,68 @@ async fn two_dispatchers_started_together_send_each_of_ten_drafts_exactly_once()
     assert_eq!(sent_lines, 10, "{}\n{}", a.stdout, b.stdout);
     assert!(busy <= 1, "{}\n{}", a.stdout, b.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_dispatcher_says_another_process_is_dispatching_and_leaves_the_work_to_it() {
+    let (cli, gmail) = gmail_cli().await;
+    let draft = gmail.file_draft(&reply(1, "Hello"), None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    cli.exec(&["settings", "set", "undo-window", "3"])
+        .await
+        .ok();
+    cli.exec(&["approve", &id]).await.ok();
+    // The first dispatcher waits out the undo window, holding the data dir's lock.
+    let first = cli.spawn(&["dispatch", "--wait"]);
+    let lock = cli.data_dir().join("dispatch.lock");
+    eventually(
+        Duration::from_secs(10),
+        "the first dispatcher starts",
+        || {
+            let lock = lock.clone();
+            async move { lock.exists() }
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let second = cli.exec(&["dispatch", "--json"]).await.json();
+    assert_eq!(second["status"], "busy", "{second}");
+    assert_eq!(
+        second["message"],
+        "another Countersign process is dispatching these decisions."
+    );
+    assert_eq!(second["live"], 1);
+    assert_eq!(gmail.send_count(&draft.id), 0);
+
+    let first = cli.finish(first, &["dispatch", "--wait"]).await.ok();
+    assert!(first.stdout.contains("done: sent"), "{}", first.stdout);
+    assert_eq!(gmail.send_count(&draft.id), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dispatch_wait_gives_up_after_its_timeout_while_gmail_is_offline_and_sends_later() {
+    let (cli, gmail) = gmail_cli().await;
+    let draft = gmail.file_draft(&reply(1, "Hello"), None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+    gmail.set_online(false);
+
+    let out = cli.exec(&["dispatch", "--wait", "--timeout", "2"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("Gave up waiting after 2 s"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("offline"), "{}", out.stdout);
+    assert_eq!(
+        live_decision_state(&cli, &id).await.as_deref(),
+        Some("queued")
+    );
+
+    gmail.set_online(true);
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.send_count(&draft.id), 1);
+}

@@ -3,7 +3,7 @@
 
 use chrono::{Duration, Utc};
 
-use crate::domain::DecisionKind;
+use crate::domain::{DecisionKind, ItemEvent, ItemState, Source};
 use crate::error::{Error, Result};
 use crate::store::{Decision, NewDecision, Store};
 
@@ -69,7 +69,15 @@ async fn decide(
     window: UndoWindow,
     actor: &str,
 ) -> Result<Decision> {
-    let item = store.get_item(item_id).await?;
+    let mut item = store.get_item(item_id).await?;
+    // A Gmail draft whose send Google refused is still in Drafts: deciding again is the owner's
+    // way to retry once the cause is fixed (e.g. the account reconnected with send permission).
+    // A muster draft the plugin failed is final: the session writes a redraft instead.
+    if item.summary.state == ItemState::SendFailed && item.summary.source == Source::Gmail {
+        item.summary.state = store
+            .apply_item_event(item_id, ItemEvent::ReviewAgain, None)
+            .await?;
+    }
     // Refuse early with the state's own sentence (the store checks again in its transaction).
     item.summary
         .state

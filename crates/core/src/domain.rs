@@ -83,7 +83,8 @@ pub enum ItemEvent {
     Conflicted,
     /// The draft is not there any more.
     Vanished,
-    /// The owner looks again at a conflict or a failed send that can be retried.
+    /// The owner looks again at a conflict, or at a Gmail draft whose send Google refused
+    /// (still in Drafts: after reconnecting the account it can be approved again).
     ReviewAgain,
 }
 
@@ -169,7 +170,7 @@ impl ItemState {
             (S::Pending | S::AwaitingCheck | S::Conflict | S::Queued | S::Sending, E::Vanished) => {
                 Some(S::Gone)
             }
-            (S::Conflict, E::ReviewAgain) => Some(S::Pending),
+            (S::Conflict | S::SendFailed, E::ReviewAgain) => Some(S::Pending),
             _ => None,
         };
         next.ok_or_else(|| {

@@ -208,13 +208,10 @@ impl Dispatcher {
                 if decision.attempts >= self.config.reconcile_attempts
                     && decision.state == crate::domain::DecisionState::Uncertain =>
             {
-                Step {
-                    outcome: DispatchOutcome::Failed(format!(
-                        "cannot tell whether it was sent ({detail}); look in the service before deciding again"
-                    )),
-                    item_event: None,
-                    refusal: None,
-                }
+                Step::refused(format!(
+                    "cannot tell whether it was sent ({detail}); look in the service's Sent \
+                     folder before deciding again"
+                ))
             }
             _ => step,
         };
@@ -475,12 +472,13 @@ impl GmailDispatch<'_> {
     /// The draft disappeared before we acted: sent or deleted elsewhere.
     async fn gone_before_send(&self) -> Result<Step> {
         match self.find_in_sent().await {
+            // Someone sent it from Gmail itself: the owner's intent happened, but not through
+            // this decision, and nothing is sent again.
             Ok(true) => Ok(match self.decision.kind {
-                DecisionKind::Approve => Step {
-                    outcome: DispatchOutcome::Done,
-                    item_event: Some(ItemEvent::Delivered),
-                    refusal: None,
-                },
+                DecisionKind::Approve => Step::conflict(
+                    "sent elsewhere: it was already in Gmail's Sent, so it was not sent again",
+                    ItemEvent::Vanished,
+                ),
                 DecisionKind::Reject => {
                     Step::conflict("sent elsewhere before the rejection", ItemEvent::Vanished)
                 }

@@ -373,7 +373,18 @@ fn write_account_file(dir: &Path, file: &GmailAccountFile) -> Result<()> {
     options
         .open(&path)
         .and_then(|mut f| f.write_all(&json))
-        .map_err(|source| Error::DataDir { path, source })
+        .map_err(|source| Error::DataDir {
+            path: path.clone(),
+            source,
+        })?;
+    // `mode` applies only when the file is created: an older file is tightened too.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|source| Error::DataDir { path, source })?;
+    }
+    Ok(())
 }
 
 fn read_account_file(dir: &Path) -> Result<GmailAccountFile> {

@@ -597,3 +597,81 @@ mod muster {
         assert_eq!(refusals[0].reason, "mentions a price");
     }
 }
+
+#[tokio::test]
+async fn after_reconnecting_with_send_permission_a_refused_gmail_draft_can_be_approved_again() {
+    let env = Env::with_gmail(countersign_fakes::gmail::GmailConfig {
+        grant_scopes: Some(vec!["https://www.googleapis.com/auth/gmail.readonly".into()]),
+        ..Default::default()
+    })
+    .await;
+    let account = env.connect_gmail().await;
+    let draft = env.gmail.file_draft(&reply(1, "retry me"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    let dispatcher = env.dispatcher().await;
+    dispatcher.run_once().await.unwrap();
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::SendFailed);
+
+    env.gmail.set_grant_scopes(None);
+    let reconnected = env.connect_gmail().await;
+    assert_eq!(reconnected.id, account.id, "reconnecting keeps the account");
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    dispatcher.run_once().await.unwrap();
+    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
+}
+
+#[tokio::test]
+async fn a_draft_sent_from_gmail_itself_before_dispatch_is_a_conflict_and_not_sent_again() {
+    let (env, account) = gmail_env().await;
+    let raw = reply(1, "sent by hand");
+    let draft = env.gmail.file_draft(&raw, None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    let client = env.services.gmail(&account).await.unwrap();
+    client.send_draft(&draft.id, &raw, None).await.unwrap();
+    let report = env.dispatcher().await.run_once().await.unwrap();
+    assert_eq!(report.conflicts.len(), 1);
+    assert_eq!(env.gmail.sent_messages().len(), 1, "sent twice");
+    let gone = item_for(&env, &draft.id).await;
+    assert_eq!(gone.state, ItemState::Gone);
+    assert!(gone.state_reason.unwrap().contains("sent elsewhere"));
+}
+
+#[tokio::test]
+async fn an_outcome_that_stays_unknown_goes_to_the_owner_instead_of_being_resent() {
+    let (env, account) = gmail_env().await;
+    let draft = env.gmail.file_draft(&reply(1, "unknown"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.gmail.drop_after_commit("drafts.send", 1);
+    // Sent, but Sent cannot be searched: the outcome cannot be confirmed.
+    env.gmail.fail_next(
+        "messages.list",
+        1000,
+        Failure::status(500).reason("backendError"),
+    );
+    let dispatcher = env.dispatcher().await;
+    eventually(Duration::from_secs(15), "the owner is asked", || async {
+        dispatcher.run_once().await.unwrap();
+        item_for(&env, &draft.id).await.state == ItemState::SendFailed
+    })
+    .await;
+    assert_eq!(env.gmail.send_count(&draft.id), 1, "resent blindly");
+    let refusals = env.store.refusals_for_item(item.id).await.unwrap();
+    assert!(refusals[0]
+        .reason
+        .contains("cannot tell whether it was sent"));
+}

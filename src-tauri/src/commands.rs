@@ -108,10 +108,11 @@ pub async fn get_review(
     id: i64,
     load_remote: bool,
 ) -> Result<ReviewDetail, UiError> {
-    let detail = review::review_detail(state.store()?, id, load_remote).await?;
+    // In view from the moment it is asked for: a `set_viewing(null)` the UI sends after this
+    // call (the owner moved on while the detail loaded) must win over it, not be undone by it.
     state.app()?.set_viewing(Some(id));
     tray::mark_read(&app, id);
-    Ok(detail)
+    Ok(review::review_detail(state.store()?, id, load_remote).await?)
 }
 
 /// The item the owner looks at (none: `null`); its refusals are not notified.

@@ -70,6 +70,11 @@ pub fn forwarder(app: AppHandle) -> OnEvent {
                 },
             ),
             AppEvent::Refusal { refusal, item } => {
+                tracing::info!(
+                    item = item.id,
+                    kind = refusal.kind.as_str(),
+                    "notifying a refusal"
+                );
                 tray::mark_unread(&app, item.id);
                 emit(&app, REFUSAL, RefusalNotice { refusal, item });
                 notify::refusal(&app, refusal, item);

@@ -70,3 +70,48 @@ fn capabilities_are_granted_to_the_main_window_only() {
         assert!(capability.get("remote").is_none(), "{}", path.display());
     }
 }
+
+/// The quoted names between `start` and the next `]` of `source`.
+fn names_after(source: &str, start: &str) -> Vec<String> {
+    let from = source
+        .find(start)
+        .unwrap_or_else(|| panic!("{start} not found"))
+        + start.len();
+    let list = &source[from..from + source[from..].find(']').unwrap()];
+    list.split(',')
+        .map(|entry| {
+            entry
+                .trim()
+                .trim_matches('"')
+                .trim_start_matches("commands::")
+                .to_string()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+#[test]
+fn every_command_the_app_registers_is_granted_to_the_main_window_and_nothing_more() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let build = std::fs::read_to_string(dir.join("build.rs")).unwrap();
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    let mut listed = names_after(&build, "const COMMANDS: &[&str] = &[");
+    let mut registered = names_after(&main, "tauri::generate_handler![");
+    listed.sort();
+    registered.sort();
+    assert_eq!(
+        listed, registered,
+        "build.rs must list exactly the registered commands"
+    );
+
+    let capability = read_json("capabilities/main.json");
+    let mut granted: Vec<String> = capability["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
+        .map(|p| p.replace('-', "_"))
+        .collect();
+    granted.sort();
+    assert_eq!(granted, registered, "capabilities/main.json grants");
+}

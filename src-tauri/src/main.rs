@@ -60,6 +60,10 @@ fn main() -> anyhow::Result<()> {
                     // Closing hides: the app stays in the tray; "Quit" exits.
                     api.prevent_close();
                     let _ = window.hide();
+                    // Nothing is in view any more: a refusal of the open item is notified now.
+                    if let Ok(running) = window.state::<AppState>().app() {
+                        running.set_viewing(None);
+                    }
                 }
             }
         })

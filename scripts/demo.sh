@@ -12,4 +12,6 @@ if [[ -z ${DISPLAY:-} && -z ${WAYLAND_DISPLAY:-} ]]; then
   exit 1
 fi
 echo "==> building and starting countersign-desktop --demo"
+echo "    watch the queue: ~8 s in an agent files a new Gmail draft, ~15 s in the muster plugin"
+echo "    refuses an approved reply (a notification, the tray turns red), ~25 s in its redraft arrives"
 exec cargo run --quiet -p countersign-desktop -- --demo "$@"

@@ -68,15 +68,18 @@ async fn main() -> Result<()> {
 
 /// The `countersign-desktop` process running on `dir`.
 fn find_app_pid(dir: &str) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-        let exe = Path::new(std::str::from_utf8(args.first()?).ok()?);
-        let is_app = exe.file_name()? == "countersign-desktop";
-        let on_dir = args.iter().any(|a| *a == dir.as_bytes());
-        (is_app && on_dir).then_some(pid)
-    })
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            let exe = Path::new(std::str::from_utf8(args.first()?).ok()?);
+            let is_app = exe.file_name()? == "countersign-desktop";
+            let on_dir = args.contains(&dir.as_bytes());
+            (is_app && on_dir).then_some(pid)
+        })
 }
 
 /// The processes whose parent is `pid` (WebKit's web and network processes).

@@ -237,23 +237,17 @@ async fn a_second_dispatcher_says_another_process_is_dispatching_and_leaves_the_
     let draft = gmail.file_draft(&reply(1, "Hello"), None);
     cli.exec(&["sync"]).await.ok();
     let id = cli.item_id(&draft.id).await;
-    cli.exec(&["settings", "set", "undo-window", "3"])
-        .await
-        .ok();
-    cli.exec(&["approve", &id]).await.ok();
-    // The first dispatcher waits out the undo window, holding the data dir's lock.
+    cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+    // The first dispatcher is mid-dispatch (its re-read held for a while), holding the lock.
+    let reads_before = gmail.request_count("drafts.get");
+    gmail.delay("drafts.get", Duration::from_secs(5), Some(1));
     let first = cli.spawn(&["dispatch", "--wait"]);
-    let lock = cli.data_dir().join("dispatch.lock");
     eventually(
-        Duration::from_secs(10),
-        "the first dispatcher starts",
-        || {
-            let lock = lock.clone();
-            async move { lock.exists() }
-        },
+        Duration::from_secs(20),
+        "the first dispatcher re-reads",
+        || async { gmail.request_count("drafts.get") > reads_before },
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
 
     let second = cli.exec(&["dispatch", "--json"]).await.json();
     assert_eq!(second["status"], "busy", "{second}");

@@ -73,3 +73,37 @@ fn pause_and_resume_are_acknowledged() {
     let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(json["message"], "Sending resumed.");
 }
+
+#[test]
+fn the_undo_window_is_set_in_seconds_and_refused_above_a_minute() {
+    let cli = Cli::new();
+    let out = cli.run(&["settings", "set", "undo-window", "3", "--json"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    let settings: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(settings["undoWindowSecs"], 3);
+
+    let out = cli.run(&["settings", "set", "undo-window", "61"]);
+    assert!(!out.status.success());
+    assert!(out.stderr.contains("at most 60 seconds"), "{}", out.stderr);
+    let out = cli.run(&["settings", "show"]);
+    assert!(
+        out.stdout.contains("undo-window                 3 s"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn add_gmail_with_a_missing_client_secret_file_names_the_file() {
+    let cli = Cli::new();
+    let missing = cli.scratch().join("nowhere.json");
+    let missing = missing.display().to_string();
+    let out = cli.run(&["account", "add-gmail", "--client-secret", &missing]);
+    assert!(!out.status.success());
+    assert!(
+        out.stderr
+            .contains(&format!("cannot read the OAuth client file {missing}")),
+        "{}",
+        out.stderr
+    );
+}

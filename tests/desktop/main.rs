@@ -12,6 +12,7 @@
 mod attachments;
 mod muster;
 mod offline;
+mod queue;
 mod review;
 mod safety;
 mod settings;

@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use countersign_core::services::{auto_consent_browser, GmailConnect, Services};
-use countersign_core::store::{Account, Settings};
+use countersign_core::store::{
+    Account, DraftContent, MusterFields, NewAccount, ObservedDraft, SecretStorage, Settings,
+};
 use countersign_core::sync::{sync_gmail, sync_muster};
-use countersign_core::{ItemFilter, ItemSummary, Store};
+use countersign_core::{ItemFilter, ItemState, ItemSummary, Source, Store};
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_fakes::muster::{FakeMuster, MusterConfig};
 use countersign_gmail::TokenStore;
@@ -151,6 +153,51 @@ impl Fixture {
         )
         .await
     }
+}
+
+/// Fills `store` with `count` pending Gmail drafts ("Re: Order N") of one account, straight
+/// through the store API (a large queue without a fake holding it). The account points at a
+/// closed loopback port, so a launched app's live sync of it fails quietly (it shows offline)
+/// instead of reaching anything.
+pub async fn fill_mirror(store: &Store, count: usize) -> Result<Account> {
+    let account = store
+        .add_account(NewAccount {
+            kind: Source::Gmail,
+            label: "bulk@example.com".into(),
+            address: "bulk@example.com".into(),
+            api_base: "http://127.0.0.1:9/".into(),
+            granted_scopes: vec![],
+            secret_storage: SecretStorage::None,
+        })
+        .await?;
+    for n in 0..count {
+        let subject = format!("Re: Order {n}");
+        let raw = format!(
+            "From: bulk@example.com\r\nTo: client{n}@example.com\r\nSubject: {subject}\r\n\
+             Message-ID: <bulk-{n}@agent.example>\r\n\
+             Content-Type: text/plain; charset=utf-8\r\n\r\nYour order {n} ships today.\r\n"
+        );
+        store
+            .record_draft(&ObservedDraft {
+                account_id: account.id.clone(),
+                source: Source::Gmail,
+                external_id: format!("r-{n}"),
+                version: format!("m-{n}"),
+                content: DraftContent::Raw(raw.into_bytes()),
+                observed_state: ItemState::Pending,
+                thread_id: None,
+                subject,
+                from_addr: "bulk@example.com".into(),
+                recipients: format!("client{n}@example.com"),
+                snippet: format!("Your order {n} ships today."),
+                muster: MusterFields::default(),
+                answers_json: None,
+                state_reason: None,
+                attachments: vec![],
+            })
+            .await?;
+    }
+    Ok(account)
 }
 
 /// A Gmail draft as an agent files it: a plain-text reply.

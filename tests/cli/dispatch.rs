@@ -289,3 +289,29 @@ async fn dispatch_wait_gives_up_after_its_timeout_while_gmail_is_offline_and_sen
     cli.exec(&["dispatch", "--wait"]).await.ok();
     assert_eq!(gmail.send_count(&draft.id), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_gmail_draft_is_deleted_not_sent_and_its_reason_is_on_record() {
+    let (cli, gmail) = gmail_cli().await;
+    let draft = gmail.file_draft(&reply(1, "Hello"), None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    cli.exec(&["settings", "set", "undo-window", "0"])
+        .await
+        .ok();
+
+    let empty = cli.exec(&["reject", &id, "--reason", " "]).await;
+    assert!(!empty.status.success());
+    assert!(empty.stderr.contains("say why"), "{}", empty.stderr);
+
+    cli.exec(&["reject", &id, "--reason", "Tone is off"])
+        .await
+        .ok();
+    let out = cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert!(out.stdout.contains("done: rejected"), "{}", out.stdout);
+    assert_eq!(gmail.send_count(&draft.id), 0);
+    assert!(gmail.drafts().iter().all(|d| d.id != draft.id));
+    let shown = cli.exec(&["show", &id, "--json"]).await.json();
+    assert_eq!(shown["state"], "rejected");
+    assert_eq!(shown["decisions"][0]["reason"], "Tone is off");
+}

@@ -101,6 +101,8 @@ pub async fn sync_muster_draft(
     };
     report.routes += mirror_routes(store, account, client, &draft.message_id).await?;
     record(store, account, &draft, &mut report).await?;
+    // The mirror is as fresh as muster's last event: say so in the status bar.
+    store.record_sync_success(&account.id, None, false).await?;
     Ok(report)
 }
 
@@ -126,6 +128,7 @@ pub async fn sync_muster_route(
         return Ok(MusterSyncReport::default());
     };
     let routes = mirror_routes(store, account, client, &message_id).await?;
+    store.record_sync_success(&account.id, None, false).await?;
     Ok(MusterSyncReport {
         routes,
         ..MusterSyncReport::default()

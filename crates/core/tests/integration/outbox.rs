@@ -6,12 +6,14 @@ use std::time::Duration;
 use countersign_core::decide::{self, UndoWindow};
 use countersign_core::outbox::Dispatcher;
 use countersign_core::store::{Account, DecisionFilter, RefusalKind};
-use countersign_core::sync::{sync_gmail, sync_muster};
+use countersign_core::sync::sync_muster;
 use countersign_core::{DecisionState, ItemFilter, ItemState};
 use countersign_fakes::gmail::Failure;
 use countersign_fakes::muster::CheckVerdict;
 
-use crate::support::{eventually, quick_dispatch, reply, reply_without_message_id, Env};
+use crate::support::{
+    eventually, item_for, quick_dispatch, reply, reply_without_message_id, resync, sync, Env,
+};
 
 const ACTOR: &str = "owner via test";
 
@@ -19,21 +21,6 @@ async fn gmail_env() -> (Env, Account) {
     let env = Env::new().await;
     let account = env.connect_gmail().await;
     (env, account)
-}
-
-async fn sync(env: &Env, account: &Account) {
-    let client = env.services.gmail(account).await.unwrap();
-    sync_gmail(&env.store, account, &client).await.unwrap();
-}
-
-async fn item_for(env: &Env, draft_id: &str) -> countersign_core::ItemSummary {
-    env.store
-        .list_items(&ItemFilter::default())
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|i| i.external_id == draft_id)
-        .expect("the draft is mirrored")
 }
 
 async fn set_undo_window(env: &Env, secs: u32) {
@@ -466,11 +453,6 @@ mod muster {
             .unwrap();
         resync(&env, &account).await;
         (env, account, draft)
-    }
-
-    async fn resync(env: &Env, account: &Account) {
-        let client = env.services.muster(account).await.unwrap();
-        sync_muster(&env.store, account, &client).await.unwrap();
     }
 
     #[tokio::test]

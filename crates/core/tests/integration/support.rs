@@ -6,7 +6,9 @@ use std::time::Duration;
 use countersign_core::outbox::{DispatchConfig, Dispatcher};
 use countersign_core::services::{auto_consent_browser, GmailConnect, Services};
 use countersign_core::store::Account;
+use countersign_core::sync::{sync_gmail, sync_muster};
 use countersign_core::Store;
+use countersign_core::{ItemFilter, ItemSummary};
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_fakes::muster::{FakeMuster, MusterConfig};
 use countersign_gmail::{RetryPolicy, TokenStore};
@@ -145,4 +147,27 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("{what}: not within {limit:?}");
+}
+
+/// Sync a Gmail account of the env once.
+pub async fn sync(env: &Env, account: &Account) {
+    let client = env.services.gmail(account).await.unwrap();
+    sync_gmail(&env.store, account, &client).await.unwrap();
+}
+
+/// Sync a muster account of the env once.
+pub async fn resync(env: &Env, account: &Account) {
+    let client = env.services.muster(account).await.unwrap();
+    sync_muster(&env.store, account, &client).await.unwrap();
+}
+
+/// The mirrored item of a draft (Gmail draft id or muster draft id).
+pub async fn item_for(env: &Env, draft_id: &str) -> ItemSummary {
+    env.store
+        .list_items(&ItemFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|i| i.external_id == draft_id)
+        .unwrap_or_else(|| panic!("draft {draft_id} is not mirrored"))
 }

@@ -14,24 +14,9 @@ use countersign_core::{ItemFilter, ItemState};
 use countersign_fakes::muster::CheckVerdict;
 use countersign_muster::EventOptions;
 
-use crate::support::{eventually, Env};
+use crate::support::{eventually, item_for, resync, Env};
 
 const ACTOR: &str = "owner via test";
-
-async fn resync(env: &Env, account: &Account) {
-    let client = env.services.muster(account).await.unwrap();
-    sync_muster(&env.store, account, &client).await.unwrap();
-}
-
-async fn item_for(env: &Env, draft_id: &str) -> countersign_core::ItemSummary {
-    env.store
-        .list_items(&ItemFilter::default())
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|i| i.external_id == draft_id)
-        .unwrap_or_else(|| panic!("draft {draft_id} is not mirrored"))
-}
 
 fn open_route(env: &Env, message_id: &str, state: &str) -> String {
     env.muster

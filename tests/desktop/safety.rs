@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use countersign_e2e::desktop::skip_or_fail;
-use countersign_e2e::fixture::{Fixture, RemoteHost};
+use countersign_e2e::fixture::{gmail_reply, Fixture, RemoteHost};
 
 use crate::support::*;
 
@@ -43,13 +43,21 @@ async fn a_hostile_draft_runs_no_script_and_fetches_nothing_while_its_flags_are_
     let remote = RemoteHost::start().await.unwrap();
     let fixture = Fixture::new().await.unwrap();
     let account = fixture.connect_gmail().await.unwrap();
+    // Ordinary drafts around it, so the queue (and the screenshot) looks like a real one.
+    fixture.gmail.file_draft(
+        &gmail_reply(1, "Re: Lunch on Friday", "Friday works."),
+        None,
+    );
     let draft = fixture.gmail.file_draft(&hostile_draft(&remote.url), None);
+    fixture
+        .gmail
+        .file_draft(&gmail_reply(2, "Re: Invoice 2291", "Attached."), None);
     fixture.sync(&account).await.unwrap();
     let item = fixture.item(&draft.id).await.unwrap();
 
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();
-    wait_detail(session, item.id).await.or_log(&app);
+    open_item(session, item.id).await.or_log(&app);
     session
         .wait_for("iframe[sandbox]", UI_TIMEOUT)
         .await

@@ -92,11 +92,18 @@ fn main() -> anyhow::Result<()> {
         .context("cannot run the Countersign window")?;
     Ok(())
 }
+
 /// Logs to stderr, `info` by default, `RUST_LOG` to change it.
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        // yup-oauth2 logs tokens at debug level (DESIGN §4): keep it quiet whatever the default.
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,yup_oauth2=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
+        // yup-oauth2 logs tokens at debug level (DESIGN §4): never below warn, whatever
+        // RUST_LOG says.
+        .add_directive(
+            countersign_core::services::YUP_OAUTH2_LOG_DIRECTIVE
+                .parse()
+                .expect("a static directive"),
+        );
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -23,6 +23,9 @@ use crate::error::{Error, Result};
 use crate::secrets::PasswordStore;
 use crate::store::{Account, NewAccount, SecretStorage, Store};
 
+/// The log filter directive every binary adds so yup-oauth2 never logs tokens.
+pub const YUP_OAUTH2_LOG_DIRECTIVE: &str = countersign_gmail::LOG_FILTER_DIRECTIVE;
+
 /// Set to `file` to keep every secret in 0600 files in the data directory.
 pub const SECRET_STORE_ENV: &str = "COUNTERSIGN_SECRET_STORE";
 

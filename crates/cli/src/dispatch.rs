@@ -24,14 +24,24 @@ const GAVE_UP: u8 = 2;
 
 const BUSY: &str = "another Countersign process is dispatching these decisions";
 
+/// How a dispatch attempt ended, as scripts see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum OutcomeKind {
+    Done,
+    Conflict,
+    Failed,
+    Uncertain,
+    Retrying,
+}
+
 /// How one decision ended (or why it is still waiting), as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Outcome {
     decision: i64,
     item: i64,
-    /// `done`, `conflict`, `failed`, `uncertain` or `retrying`.
-    outcome: &'static str,
+    outcome: OutcomeKind,
     /// What happened, in words.
     detail: Option<String>,
 }
@@ -163,12 +173,12 @@ async fn live_count(store: &Store) -> Result<usize> {
 }
 
 async fn outcomes_of(store: &Store, report: &DispatchReport) -> Result<Vec<Outcome>> {
-    let buckets: [(&'static str, &Vec<i64>); 5] = [
-        ("done", &report.done),
-        ("conflict", &report.conflicts),
-        ("failed", &report.failed),
-        ("uncertain", &report.uncertain),
-        ("retrying", &report.retrying),
+    let buckets = [
+        (OutcomeKind::Done, &report.done),
+        (OutcomeKind::Conflict, &report.conflicts),
+        (OutcomeKind::Failed, &report.failed),
+        (OutcomeKind::Uncertain, &report.uncertain),
+        (OutcomeKind::Retrying, &report.retrying),
     ];
     let mut outcomes = Vec::new();
     for (outcome, ids) in buckets {
@@ -179,7 +189,7 @@ async fn outcomes_of(store: &Store, report: &DispatchReport) -> Result<Vec<Outco
                 item: decision.item_id,
                 outcome,
                 detail: match outcome {
-                    "done" => Some(
+                    OutcomeKind::Done => Some(
                         match decision.kind {
                             DecisionKind::Approve => "sent",
                             DecisionKind::Reject => "rejected",
@@ -198,11 +208,13 @@ async fn outcomes_of(store: &Store, report: &DispatchReport) -> Result<Vec<Outco
 fn describe(outcome: &Outcome) -> String {
     let detail = outcome.detail.as_deref().unwrap_or("");
     let what = match outcome.outcome {
-        "done" => format!("done: {detail}"),
-        "conflict" => format!("conflict: {detail}"),
-        "failed" => format!("failed: {detail}"),
-        "uncertain" => format!("outcome unknown, looking it up (never resent blindly): {detail}"),
-        _ => format!("waiting: {detail}"),
+        OutcomeKind::Done => format!("done: {detail}"),
+        OutcomeKind::Conflict => format!("conflict: {detail}"),
+        OutcomeKind::Failed => format!("failed: {detail}"),
+        OutcomeKind::Uncertain => {
+            format!("outcome unknown, looking it up (never resent blindly): {detail}")
+        }
+        OutcomeKind::Retrying => format!("waiting: {detail}"),
     };
     format!(
         "item {} (decision {}): {what}",

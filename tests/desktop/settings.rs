@@ -7,10 +7,10 @@ use countersign_e2e::fixture::{eventually, Fixture, TEST_UNDO_SECS};
 use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn settings_show_the_accounts_and_save_the_undo_window_and_pause() {
-    let Some(prerequisites) =
-        skip_or_fail("settings_show_the_accounts_and_save_the_undo_window_and_pause")
-    else {
+async fn settings_show_the_accounts_save_the_undo_window_and_pause_and_remove_an_account() {
+    let Some(prerequisites) = skip_or_fail(
+        "settings_show_the_accounts_save_the_undo_window_and_pause_and_remove_an_account",
+    ) else {
         return;
     };
     let fixture = Fixture::new().await.unwrap();
@@ -94,6 +94,42 @@ async fn settings_show_the_accounts_and_save_the_undo_window_and_pause() {
         .unwrap();
     eventually(UI_TIMEOUT, "sending is paused", || async {
         fixture.store.settings().await.map(|s| s.paused).ok() == Some(true)
+    })
+    .await
+    .or_log(&app);
+
+    // Removing an account asks first, then it is gone from the mirror and the list.
+    let row = format!(".settings [data-account=\"{}\"]", muster.id);
+    session
+        .find(&format!("{row} button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for("[data-action=confirm-remove]", UI_TIMEOUT)
+        .await
+        .or_log(&app)
+        .click()
+        .await
+        .unwrap();
+    eventually(UI_TIMEOUT, "the muster account is removed", || async {
+        fixture
+            .store
+            .list_accounts()
+            .await
+            .map(|a| a.iter().all(|a| a.id != muster.id))
+            .unwrap_or(false)
+    })
+    .await
+    .or_log(&app);
+    eventually(UI_TIMEOUT, "the settings no longer list it", || async {
+        session
+            .find_all(&row)
+            .await
+            .map(|r| r.is_empty())
+            .unwrap_or(false)
     })
     .await
     .or_log(&app);

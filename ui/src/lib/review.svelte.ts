@@ -87,6 +87,10 @@ export class Review {
       return true;
     } catch (error) {
       this.actionError = error as UiError;
+      // The item vanished or changed under the owner: show what the mirror holds now.
+      if (this.actionError.code === "not_found" || this.actionError.code === "refused") {
+        void this.reload();
+      }
       return false;
     } finally {
       this.busy = false;

@@ -1,6 +1,7 @@
 //! muster drafts in the window: a reply awaiting the plugin's check cannot be approved until
-//! the plugin says it is sendable; a refusal reaches the owner as a desktop notification and
-//! as `send_failed` with the plugin's reason, and the redraft shows up linked, with its diff.
+//! the plugin says it is sendable; a refusal reaches the owner as a desktop notification (whose
+//! click opens the item) and as `send_failed` with the plugin's reason, and the redraft shows up
+//! linked, with its diff.
 
 use std::time::Duration;
 
@@ -171,13 +172,23 @@ async fn a_refused_send_is_notified_shown_as_send_failed_and_its_redraft_appears
             .await
             .or_log(&app);
     }
-    session
-        .find("[data-action=queue]")
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    if watch.is_some() {
+        // The owner clicks the notification (dunst's default action): the window shows the
+        // refused item (`countersign://open-item`), leaving the settings view.
+        let clicked = std::process::Command::new("dunstctl")
+            .args(["action", "0"])
+            .status()
+            .expect("run dunstctl");
+        assert!(clicked.success(), "dunstctl action failed");
+    } else {
+        session
+            .find("[data-action=queue]")
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
     wait_detail(session, item.id).await.or_log(&app);
     wait_detail_state(session, "send_failed").await.or_log(&app);
     session

@@ -112,3 +112,59 @@ async fn a_hostile_draft_runs_no_script_and_fetches_nothing_while_its_flags_are_
     );
     app.quit().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_image_is_fetched_only_after_the_owner_loads_it_for_that_draft() {
+    let Some(prerequisites) =
+        skip_or_fail("a_remote_image_is_fetched_only_after_the_owner_loads_it_for_that_draft")
+    else {
+        return;
+    };
+    let remote = RemoteHost::start().await.unwrap();
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    let raw = format!(
+        "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+         Subject: Newsletter\r\nMessage-ID: <remote-1@agent.example>\r\nMIME-Version: 1.0\r\n\
+         Content-Type: text/html; charset=utf-8\r\n\r\n\
+         <p>Our news</p><img src=\"{}/banner.png\" alt=\"banner\">\r\n",
+        remote.url
+    )
+    .into_bytes();
+    let draft = fixture.gmail.file_draft(&raw, None);
+    fixture.sync(&account).await.unwrap();
+    let item = fixture.item(&draft.id).await.unwrap();
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    open_item(session, item.id).await.or_log(&app);
+    session
+        .wait_for_text("[role=note]", "Remote content blocked (1)", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(remote.hits(), 0, "fetched before the owner asked");
+
+    session
+        .find("[role=note] button")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for_text(
+            "[role=note]",
+            "Remote content loaded for this draft",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    countersign_e2e::fixture::eventually(UI_TIMEOUT, "the image is fetched", || async {
+        remote.hits() > 0
+    })
+    .await
+    .or_log(&app);
+    assert_eq!(session.title().await.unwrap(), "Countersign");
+    app.quit().await.unwrap();
+}

@@ -101,7 +101,9 @@ pub async fn review_detail(store: &Store, item_id: i64, load_remote: bool) -> Re
         allow_remote_content: allow_remote,
         owner_domains: owner_domains(&account.address, account.kind),
         parent: parent_of(&item),
-        is_reply: item.answers_json.is_some() || item.thread_id.is_some(),
+        // Gmail gives every draft a thread id, a new message too: only a known parent (or the
+        // draft's own In-Reply-To / "Re:" subject, which the renderer reads) makes it a reply.
+        is_reply: item.answers_json.is_some(),
     };
     let view = render_version(current, &options);
     let diff = match previous_version(&versions, current) {

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use countersign_core::services::{auto_consent_browser, GmailConnect, Services};
+use countersign_core::services::{GmailConnect, Services};
 use countersign_core::Store;
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_fakes::muster::{FakeMuster, MusterConfig};
@@ -65,14 +65,11 @@ impl Demo {
         services
             .connect_gmail(
                 store,
-                GmailConnect {
-                    client_secret_json: gmail.client_secret_json().to_string(),
-                    api_base: gmail.api_base(),
-                    tokeninfo_url: gmail.tokeninfo_url(),
-                    // The fake's consent page approves at once; never used against Google.
-                    browser: auto_consent_browser(),
-                    consent_timeout: Duration::from_secs(20),
-                },
+                GmailConnect::auto_consent(
+                    gmail.client_secret_json().to_string(),
+                    gmail.api_base(),
+                    gmail.tokeninfo_url(),
+                ),
             )
             .await
             .context("cannot connect the demo Gmail account")?;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use countersign_core::services::{auto_consent_browser, GmailConnect, Services};
+use countersign_core::services::{GmailConnect, Services};
 use countersign_core::store::{
     Account, DraftContent, MusterFields, NewAccount, ObservedDraft, SecretStorage, Settings,
 };
@@ -89,13 +89,11 @@ impl Fixture {
             .services
             .connect_gmail(
                 &self.store,
-                GmailConnect {
-                    client_secret_json: self.gmail.client_secret_json().to_string(),
-                    api_base: self.gmail.api_base(),
-                    tokeninfo_url: self.gmail.tokeninfo_url(),
-                    browser: auto_consent_browser(),
-                    consent_timeout: Duration::from_secs(20),
-                },
+                GmailConnect::auto_consent(
+                    self.gmail.client_secret_json().to_string(),
+                    self.gmail.api_base(),
+                    self.gmail.tokeninfo_url(),
+                ),
             )
             .await
             .context("cannot connect the fake Gmail")?;

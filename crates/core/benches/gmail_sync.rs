@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use countersign_core::services::{auto_consent_browser, GmailConnect, Services};
+use countersign_core::services::{GmailConnect, Services};
 use countersign_core::sync::sync_gmail;
 use countersign_core::Store;
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
@@ -118,13 +118,11 @@ async fn run(drafts: usize, latency: Duration, quiet: bool) {
     let account = services
         .connect_gmail(
             &store,
-            GmailConnect {
-                client_secret_json: gmail.client_secret_json().to_string(),
-                api_base: gmail.api_base(),
-                tokeninfo_url: gmail.tokeninfo_url(),
-                browser: auto_consent_browser(),
-                consent_timeout: Duration::from_secs(20),
-            },
+            GmailConnect::auto_consent(
+                gmail.client_secret_json().to_string(),
+                gmail.api_base(),
+                gmail.tokeninfo_url(),
+            ),
         )
         .await
         .expect("connect the fake Gmail");

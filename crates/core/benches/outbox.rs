@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use countersign_core::decide::{self, UndoWindow};
 use countersign_core::outbox::{DispatchConfig, Dispatcher};
-use countersign_core::services::{auto_consent_browser, GmailConnect, Services};
+use countersign_core::services::{GmailConnect, Services};
 use countersign_core::store::Account;
 use countersign_core::sync::{sync_gmail, sync_muster};
 use countersign_core::{ItemFilter, ItemState, Store};
@@ -50,13 +50,11 @@ impl Env {
         self.services
             .connect_gmail(
                 &self.store,
-                GmailConnect {
-                    client_secret_json: gmail.client_secret_json().to_string(),
-                    api_base: gmail.api_base(),
-                    tokeninfo_url: gmail.tokeninfo_url(),
-                    browser: auto_consent_browser(),
-                    consent_timeout: Duration::from_secs(20),
-                },
+                GmailConnect::auto_consent(
+                    gmail.client_secret_json().to_string(),
+                    gmail.api_base(),
+                    gmail.tokeninfo_url(),
+                ),
             )
             .await
             .expect("connect the fake Gmail")

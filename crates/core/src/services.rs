@@ -110,6 +110,24 @@ pub fn auto_consent_browser() -> Browser {
     }))
 }
 
+impl GmailConnect {
+    /// Connect to a fake Google (demo mode, tests, benchmarks) whose consent page approves by
+    /// itself: the consent is played by [`auto_consent_browser`].
+    pub fn auto_consent(
+        client_secret_json: String,
+        api_base: String,
+        tokeninfo_url: String,
+    ) -> GmailConnect {
+        GmailConnect {
+            client_secret_json,
+            api_base,
+            tokeninfo_url,
+            browser: auto_consent_browser(),
+            consent_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
 /// The clients of every account of one data directory, built on first use.
 #[derive(Clone)]
 pub struct Services {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use countersign_core::outbox::{DispatchConfig, Dispatcher};
-use countersign_core::services::{auto_consent_browser, GmailConnect, Services};
+use countersign_core::services::{GmailConnect, Services};
 use countersign_core::store::Account;
 use countersign_core::sync::{sync_gmail, sync_muster};
 use countersign_core::Store;
@@ -71,13 +71,11 @@ impl Env {
         self.services
             .connect_gmail(
                 &self.store,
-                GmailConnect {
-                    client_secret_json: self.gmail.client_secret_json().to_string(),
-                    api_base: self.gmail.api_base(),
-                    tokeninfo_url: self.gmail.tokeninfo_url(),
-                    browser: auto_consent_browser(),
-                    consent_timeout: Duration::from_secs(20),
-                },
+                GmailConnect::auto_consent(
+                    self.gmail.client_secret_json().to_string(),
+                    self.gmail.api_base(),
+                    self.gmail.tokeninfo_url(),
+                ),
             )
             .await
             .expect("connect the fake Gmail")

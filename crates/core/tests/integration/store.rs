@@ -55,6 +55,23 @@ fn draft(account: &str, draft_id: &str, message_id: &str, body: &str) -> Observe
     }
 }
 
+/// A fresh mirror with one Gmail account and one draft (`d1` at version `m1`).
+async fn mirror_with_one_draft() -> (
+    tempfile::TempDir,
+    Store,
+    String,
+    countersign_core::store::RecordOutcome,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path()).await;
+    let account = gmail_account(&store).await;
+    let item = store
+        .record_draft(&draft(&account, "d1", "m1", "v1"))
+        .await
+        .unwrap();
+    (dir, store, account, item)
+}
+
 async fn approve(
     store: &Store,
     item_id: i64,
@@ -259,13 +276,7 @@ async fn an_updated_draft_keeps_every_version() {
 
 #[tokio::test]
 async fn a_decision_is_written_with_its_audit_row_and_refused_on_a_stale_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path()).await;
-    let account = gmail_account(&store).await;
-    let item = store
-        .record_draft(&draft(&account, "d1", "m1", "v1"))
-        .await
-        .unwrap();
+    let (_dir, store, account, item) = mirror_with_one_draft().await;
     let reviewed = store.version(item.item_id, "m1").await.unwrap();
     // The agent updates the draft before the owner decides on what they saw.
     store
@@ -323,13 +334,7 @@ async fn a_decision_is_written_with_its_audit_row_and_refused_on_a_stale_version
 
 #[tokio::test]
 async fn the_audit_log_refuses_to_be_rewritten() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path()).await;
-    let account = gmail_account(&store).await;
-    let item = store
-        .record_draft(&draft(&account, "d1", "m1", "v1"))
-        .await
-        .unwrap();
+    let (_dir, store, _, item) = mirror_with_one_draft().await;
     approve(&store, item.item_id, 10).await;
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
         .await
@@ -348,13 +353,7 @@ async fn the_audit_log_refuses_to_be_rewritten() {
 
 #[tokio::test]
 async fn undo_works_inside_the_window_and_is_refused_after_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path()).await;
-    let account = gmail_account(&store).await;
-    let item = store
-        .record_draft(&draft(&account, "d1", "m1", "v1"))
-        .await
-        .unwrap();
+    let (_dir, store, _, item) = mirror_with_one_draft().await;
     approve(&store, item.item_id, 10).await;
     let undone = store
         .cancel_decision(item.item_id, Utc::now(), "owner")
@@ -413,13 +412,7 @@ async fn two_dispatchers_never_claim_the_same_decision() {
 
 #[tokio::test]
 async fn a_decision_inside_its_undo_window_is_not_claimed() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path()).await;
-    let account = gmail_account(&store).await;
-    let item = store
-        .record_draft(&draft(&account, "d1", "m1", "v1"))
-        .await
-        .unwrap();
+    let (_dir, store, _, item) = mirror_with_one_draft().await;
     let decision = approve(&store, item.item_id, 10).await;
     assert!(store
         .claim_next_due(Utc::now(), "a")
@@ -456,13 +449,7 @@ async fn a_decision_inside_its_undo_window_is_not_claimed() {
 
 #[tokio::test]
 async fn a_dispatch_abandoned_by_a_dead_process_becomes_uncertain() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path()).await;
-    let account = gmail_account(&store).await;
-    let item = store
-        .record_draft(&draft(&account, "d1", "m1", "v1"))
-        .await
-        .unwrap();
+    let (_dir, store, _, item) = mirror_with_one_draft().await;
     approve(&store, item.item_id, 0).await;
     store
         .claim_next_due(Utc::now(), "dead")
@@ -485,13 +472,7 @@ async fn a_dispatch_abandoned_by_a_dead_process_becomes_uncertain() {
 
 #[tokio::test]
 async fn a_refusal_is_recorded_once_however_often_it_is_seen() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path()).await;
-    let account = gmail_account(&store).await;
-    let item = store
-        .record_draft(&draft(&account, "d1", "m1", "v1"))
-        .await
-        .unwrap();
+    let (_dir, store, _, item) = mirror_with_one_draft().await;
     let first = store
         .record_refusal(
             item.item_id,
@@ -534,13 +515,7 @@ async fn settings_out_of_range_are_refused() {
 
 #[tokio::test]
 async fn removing_an_account_removes_its_items_but_keeps_the_audit_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path()).await;
-    let account = gmail_account(&store).await;
-    let item = store
-        .record_draft(&draft(&account, "d1", "m1", "v1"))
-        .await
-        .unwrap();
+    let (_dir, store, account, item) = mirror_with_one_draft().await;
     approve(&store, item.item_id, 10).await;
     store.remove_account(&account).await.unwrap();
     assert!(store

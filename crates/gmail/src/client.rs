@@ -33,7 +33,15 @@ pub struct ClientConfig {
     pub request_timeout: Duration,
     /// Timeout of establishing the connection alone.
     pub connect_timeout: Duration,
+    /// Largest JSON body a send carries; a bigger message goes through the upload endpoint.
+    pub json_body_limit: usize,
 }
+
+/// Largest JSON request body sent to Gmail. Google documents 5 MB for simple uploads and owners
+/// report 413 / "payload exceeds" answers for JSON bodies well below 25 MB, so anything over
+/// 4 MB of JSON goes through the upload endpoint instead
+/// (<https://developers.google.com/gmail/api/guides/uploads>).
+pub const DEFAULT_JSON_BODY_LIMIT: usize = 4_000_000;
 
 impl Default for ClientConfig {
     fn default() -> Self {
@@ -44,6 +52,7 @@ impl Default for ClientConfig {
             retry: RetryPolicy::default(),
             request_timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
+            json_body_limit: DEFAULT_JSON_BODY_LIMIT,
         }
     }
 }
@@ -91,6 +100,8 @@ pub struct GmailClient {
 struct Inner {
     http: reqwest::Client,
     api_base: String,
+    upload_base: String,
+    json_body_limit: usize,
     tokeninfo_url: String,
     tokens: Arc<dyn TokenSource>,
     quota: Arc<QuotaLimiter>,
@@ -110,10 +121,25 @@ impl std::fmt::Debug for GmailClient {
 pub(crate) struct Call {
     pub method: Method,
     pub http: reqwest::Method,
-    /// Path below the API base, starting with `/`.
+    /// Path below the API base (or the upload base), starting with `/`.
     pub path: String,
     pub query: Vec<(&'static str, String)>,
-    pub body: Option<serde_json::Value>,
+    pub body: Option<Body>,
+}
+
+/// What a call carries.
+pub(crate) enum Body {
+    /// A JSON resource, to the API base.
+    Json(serde_json::Value),
+    /// A media upload (`uploadType=multipart`): a `multipart/related` body of the resource's
+    /// JSON and the media, to the upload base (`/upload/gmail/v1/…`).
+    /// <https://developers.google.com/gmail/api/guides/uploads#multipart>
+    Related {
+        /// The boundary named in the `Content-Type`.
+        boundary: String,
+        /// The whole body, both parts framed.
+        bytes: Vec<u8>,
+    },
 }
 
 impl Call {
@@ -153,16 +179,24 @@ impl GmailClient {
             .map_err(|e| Error::BadResponse {
                 detail: format!("cannot build the HTTP client: {e}"),
             })?;
+        let api_base = config.api_base.trim_end_matches('/').to_owned();
         Ok(GmailClient {
             inner: Arc::new(Inner {
                 http,
-                api_base: config.api_base.trim_end_matches('/').to_owned(),
+                upload_base: upload_base_for(&api_base),
+                json_body_limit: config.json_body_limit,
+                api_base,
                 tokeninfo_url: config.tokeninfo_url,
                 tokens,
                 quota,
                 retry: config.retry,
             }),
         })
+    }
+
+    /// The largest JSON body this client sends (see [`ClientConfig::json_body_limit`]).
+    pub(crate) fn json_body_limit(&self) -> usize {
+        self.inner.json_body_limit
     }
 
     /// The account's quota limiter.
@@ -228,15 +262,31 @@ impl GmailClient {
     }
 
     async fn send_once(&self, call: &Call, token: &str) -> Result<Vec<u8>> {
-        let url = format!("{}{}", self.inner.api_base, call.path);
+        let base = match &call.body {
+            Some(Body::Related { .. }) => &self.inner.upload_base,
+            _ => &self.inner.api_base,
+        };
+        let url = format!("{base}{}", call.path);
         let mut request = self
             .inner
             .http
             .request(call.http.clone(), url)
             .bearer_auth(token)
+            // Every JSON answer, including errors, as Google's JSON (not an HTML error page).
+            .header(reqwest::header::ACCEPT, "application/json")
             .query(&call.query);
-        if let Some(body) = &call.body {
-            request = request.json(body);
+        match &call.body {
+            Some(Body::Json(body)) => request = request.json(body),
+            Some(Body::Related { boundary, bytes }) => {
+                request = request
+                    .query(&[("uploadType", "multipart")])
+                    .header(
+                        reqwest::header::CONTENT_TYPE,
+                        format!("multipart/related; boundary={boundary}"),
+                    )
+                    .body(bytes.clone());
+            }
+            None => {}
         }
         let response = request.send().await.map_err(|e| Error::from_reqwest(&e))?;
         read_answer(response).await
@@ -255,6 +305,15 @@ pub(crate) fn token_for_request(token: Result<String>) -> Result<String> {
     })
 }
 
+/// The upload base that goes with `api_base`: `…/upload/gmail/v1/users/me` for
+/// `…/gmail/v1/users/me` (Google's `rootUrl` + `mediaUpload.protocols.simple.path`).
+pub(crate) fn upload_base_for(api_base: &str) -> String {
+    match api_base.find("/gmail/v1/") {
+        Some(at) => format!("{}/upload{}", &api_base[..at], &api_base[at..]),
+        None => format!("{api_base}/upload"),
+    }
+}
+
 /// Read an answer: the body on success, a typed error otherwise.
 pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> {
     let status = response.status().as_u16();
@@ -263,6 +322,11 @@ pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> 
         .get(reqwest::header::WWW_AUTHENTICATE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let retry_after_header = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| error::parse_retry_after_header(v, chrono::Utc::now()));
     let body = response
         .bytes()
         .await
@@ -270,11 +334,15 @@ pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> 
     if (200..300).contains(&status) {
         Ok(body.to_vec())
     } else {
-        Err(error::from_response(
-            status,
-            www_authenticate.as_deref(),
-            &body,
-        ))
+        Err(
+            match error::from_response(status, www_authenticate.as_deref(), &body) {
+                // The time in Google's message wins; the header is the fallback.
+                Error::RateLimited { retry_after: None } => Error::RateLimited {
+                    retry_after: retry_after_header,
+                },
+                other => other,
+            },
+        )
     }
 }
 
@@ -302,6 +370,18 @@ mod tests {
             "http://127.0.0.1:4001/tokeninfo"
         );
         assert_eq!(tokeninfo_url_for(GOOGLE_API_BASE), GOOGLE_TOKENINFO_URL);
+    }
+
+    #[test]
+    fn uploads_go_to_the_upload_base_of_the_same_api() {
+        assert_eq!(
+            upload_base_for(GOOGLE_API_BASE),
+            "https://gmail.googleapis.com/upload/gmail/v1/users/me"
+        );
+        assert_eq!(
+            upload_base_for("http://127.0.0.1:4001/gmail/v1/users/me"),
+            "http://127.0.0.1:4001/upload/gmail/v1/users/me"
+        );
     }
 
     #[test]

@@ -1,16 +1,24 @@
 //! `users.drafts`: list, get, send, delete.
 //!
 //! Reference: <https://developers.google.com/gmail/api/reference/rest/v1/users.drafts>.
+//! `drafts.send` takes the draft as JSON (`raw` base64url inside) or, for a large message,
+//! through the upload endpoint `POST /upload/gmail/v1/users/me/drafts/send?uploadType=multipart`
+//! (the discovery document's `mediaUpload` for drafts.send: `message/*`, max 35 MB;
+//! <https://developers.google.com/gmail/api/guides/uploads>).
 //! A draft's `id` is stable; its `message.id` changes on every update, so it is the draft's
 //! version. A sent or deleted draft answers 404 (sometimes 400) afterwards.
 
-use crate::client::{segment, Call, GmailClient};
+use crate::client::{segment, Body, Call, GmailClient};
 use crate::error::{Error, Result};
 use crate::quota::Method;
 use crate::wire;
 
 /// Largest page `drafts.list` accepts.
 const MAX_PAGE: &str = "500";
+
+/// The largest message `drafts.send` accepts: the discovery document's `mediaUpload.maxSize`
+/// for the method, "35MB" (Google's megabytes are MiB in its upload limits).
+pub const MAX_SEND_BYTES: usize = 35 * 1024 * 1024;
 
 /// A draft as listed: its stable id and its current version.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,30 +128,51 @@ impl GmailClient {
 
     /// Send a draft with exactly `raw` as its content (`drafts.send`, 100 units).
     ///
-    /// Passing the reviewed bytes makes Gmail send those and nothing newer. Never retried here:
-    /// on `Transport { request_sent: true }` the caller must reconcile (look for the
-    /// `Message-ID` in SENT) before trying again.
+    /// Passing the reviewed bytes makes Gmail send those and nothing newer. A message whose
+    /// JSON body would exceed the client's JSON limit goes through the upload endpoint, still
+    /// with exactly these bytes. Never retried here: on `Transport { request_sent: true }` the
+    /// caller must reconcile (look for the `Message-ID` in SENT) before trying again.
     pub async fn send_draft(
         &self,
         draft_id: &str,
         raw: &[u8],
         thread_id: Option<&str>,
     ) -> Result<SentMessage> {
-        let body = wire::SendDraftRequest {
+        if raw.len() > MAX_SEND_BYTES {
+            return Err(Error::TooLarge {
+                size: raw.len(),
+                limit: MAX_SEND_BYTES,
+            });
+        }
+        let json = encode_json(&wire::SendDraftRequest {
             id: draft_id,
             message: wire::OutgoingMessage {
-                raw: wire::encode_raw(raw),
+                raw: Some(wire::encode_raw(raw)),
                 thread_id,
             },
+        })?;
+        let body = if json.len() <= self.json_body_limit() {
+            Body::Json(
+                serde_json::from_slice(&json).map_err(|e| Error::BadResponse {
+                    detail: format!("cannot encode the draft: {e}"),
+                })?,
+            )
+        } else {
+            let metadata = encode_json(&wire::SendDraftRequest {
+                id: draft_id,
+                message: wire::OutgoingMessage {
+                    raw: None,
+                    thread_id,
+                },
+            })?;
+            related_body(&metadata, raw)
         };
         let call = Call {
             method: Method::DraftsSend,
             http: reqwest::Method::POST,
             path: "/drafts/send".into(),
             query: Vec::new(),
-            body: Some(serde_json::to_value(&body).map_err(|e| Error::BadResponse {
-                detail: format!("cannot encode the draft: {e}"),
-            })?),
+            body: Some(body),
         };
         let message: wire::Message = self.execute(&call).await?;
         Ok(SentMessage {
@@ -164,6 +193,36 @@ impl GmailClient {
         };
         self.execute_raw(&call).await.map(|_| ())
     }
+}
+
+fn encode_json(value: &impl serde::Serialize) -> Result<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| Error::BadResponse {
+        detail: format!("cannot encode the draft: {e}"),
+    })
+}
+
+/// A `multipart/related` body: the Draft resource as JSON, then the message as
+/// `message/rfc822`, byte for byte. The boundary is chosen so it does not occur in the message.
+fn related_body(metadata: &[u8], raw: &[u8]) -> Body {
+    let boundary = loop {
+        let candidate = format!("countersign_{:032x}", rand::random::<u128>());
+        if !contains(raw, candidate.as_bytes()) {
+            break candidate;
+        }
+    };
+    let mut bytes = Vec::with_capacity(raw.len() + metadata.len() + 256);
+    bytes.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+    bytes.extend_from_slice(b"Content-Type: application/json; charset=UTF-8\r\n\r\n");
+    bytes.extend_from_slice(metadata);
+    bytes.extend_from_slice(format!("\r\n--{boundary}\r\n").as_bytes());
+    bytes.extend_from_slice(b"Content-Type: message/rfc822\r\n\r\n");
+    bytes.extend_from_slice(raw);
+    bytes.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    Body::Related { boundary, bytes }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 fn draft_ref(draft: wire::Draft) -> Result<DraftRef> {

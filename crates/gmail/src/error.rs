@@ -70,6 +70,18 @@ pub enum Error {
         /// Whether Google may have received (and acted on) the request.
         request_sent: bool,
     },
+    /// The message is larger than Gmail accepts for sending.
+    #[error(
+        "cannot send it: the message is {:.1} MB and Gmail accepts at most {:.0} MB",
+        *size as f64 / 1_048_576.0,
+        *limit as f64 / 1_048_576.0
+    )]
+    TooLarge {
+        /// The message's size in bytes.
+        size: usize,
+        /// Gmail's limit in bytes.
+        limit: usize,
+    },
     /// Google answered something this client cannot read.
     #[error("cannot read Gmail's answer: {detail}")]
     BadResponse {
@@ -286,9 +298,39 @@ pub(crate) fn parse_retry_after(
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
+/// A `Retry-After` header (RFC 9110 §10.2.3): delay-seconds or an HTTP date.
+pub(crate) fn parse_retry_after_header(
+    value: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    Some(
+        (when.with_timezone(&chrono::Utc) - now)
+            .to_std()
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_after_header_in_seconds_or_as_a_date_becomes_a_wait() {
+        assert_eq!(
+            parse_retry_after_header("120", now()),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(
+            parse_retry_after_header("Tue, 01 Dec 2026 07:50:30 GMT", now()),
+            Some(Duration::from_millis(31_500))
+        );
+        assert_eq!(parse_retry_after_header("soon", now()), None);
+    }
 
     fn now() -> chrono::DateTime<chrono::Utc> {
         chrono::DateTime::parse_from_rfc3339("2026-12-01T07:49:58.500Z")

@@ -61,7 +61,9 @@ pub(crate) struct SendDraftRequest<'a> {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct OutgoingMessage<'a> {
-    pub raw: String,
+    /// Absent in the metadata part of an upload (the bytes are the media part).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<&'a str>,
 }

@@ -121,6 +121,17 @@ impl ApiError {
         ApiError::new(429, message, "rateLimitExceeded")
     }
 
+    /// 413 for a request body over Google's limit (owners report "Request payload size exceeds
+    /// the limit: 5242880 bytes." for large JSON sends, e.g.
+    /// googleapis/google-api-dotnet-client#1357, jennybc/send-email-with-r#6).
+    pub fn payload_too_large(limit: usize) -> Self {
+        ApiError::new(
+            413,
+            format!("Request payload size exceeds the limit: {limit} bytes."),
+            "uploadTooLarge",
+        )
+    }
+
     /// The answer Google gives for `status`, used by injected faults.
     pub fn for_status(status: u16, reason: Option<&str>, message: Option<&str>) -> Self {
         let mut e = match (status, reason) {

@@ -75,3 +75,60 @@ mod tests {
         assert_eq!(body(raw), b"body");
     }
 }
+
+/// The two parts of a `multipart/related` upload body (RFC 2387) as Google's upload endpoints
+/// take it: the resource's JSON, then the media. `None` when the body is not framed that way.
+pub fn related_parts(content_type: &str, body: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let (kind, params) = content_type.split_once(';')?;
+    if !kind.trim().eq_ignore_ascii_case("multipart/related") {
+        return None;
+    }
+    let boundary = params.split(';').find_map(|p| {
+        let (name, value) = p.split_once('=')?;
+        name.trim()
+            .eq_ignore_ascii_case("boundary")
+            .then(|| value.trim().trim_matches('"').to_owned())
+    })?;
+    let delimiter = format!("--{boundary}").into_bytes();
+    let mut parts = Vec::new();
+    let mut rest = &body[find(body, &delimiter)? + delimiter.len()..];
+    loop {
+        if rest.starts_with(b"--") {
+            break;
+        }
+        let part_start = find(rest, b"\r\n")? + 2;
+        let part = &rest[part_start..];
+        let end = find(part, &[b"\r\n".as_slice(), &delimiter].concat())?;
+        let content = &part[..end];
+        let head_end = find(content, b"\r\n\r\n").map(|i| i + 4).or_else(|| {
+            // A part with no header fields starts with the blank line itself.
+            content.starts_with(b"\r\n").then_some(2)
+        })?;
+        parts.push(content[head_end..].to_vec());
+        rest = &part[end + 2 + delimiter.len()..];
+    }
+    let mut parts = parts.into_iter();
+    Some((parts.next()?, parts.next()?))
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod related_tests {
+    use super::related_parts;
+
+    #[test]
+    fn an_upload_body_splits_into_its_json_and_its_message_byte_for_byte() {
+        let message = b"Subject: x\r\n\r\nbody with --not-the-boundary\r\n";
+        let mut body = b"--b1\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{\"id\":\"r1\"}\r\n--b1\r\nContent-Type: message/rfc822\r\n\r\n".to_vec();
+        body.extend_from_slice(message);
+        body.extend_from_slice(b"\r\n--b1--\r\n");
+        let (json, media) = related_parts("multipart/related; boundary=b1", &body).unwrap();
+        assert_eq!(json, b"{\"id\":\"r1\"}");
+        assert_eq!(media, message);
+        assert!(related_parts("application/json", &body).is_none());
+        assert!(related_parts("multipart/related; boundary=zz", &body).is_none());
+    }
+}

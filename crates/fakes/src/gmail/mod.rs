@@ -34,6 +34,16 @@ pub const CLIENT_SECRET: &str = "GOCSPX-fake-client-secret";
 /// The scope Countersign asks for.
 pub const SCOPE_GMAIL_MODIFY: &str = scopes::MODIFY;
 
+/// Largest JSON request body the fake accepts by default: Google's simple-upload limit, 5 MB
+/// (<https://developers.google.com/gmail/api/guides/uploads>); bigger messages must go through
+/// the upload endpoint.
+pub const DEFAULT_JSON_BODY_LIMIT: usize = 5 * 1024 * 1024;
+/// Largest message the upload endpoint of `drafts.send` accepts: the discovery document's
+/// `mediaUpload.maxSize`, "35MB".
+pub const MAX_UPLOAD_BYTES: usize = 35 * 1024 * 1024;
+/// Largest request body the fake reads at all (the control API files 30 MB drafts as base64).
+const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
 /// How to start a [`FakeGmail`].
 #[derive(Clone, Debug)]
 pub struct GmailConfig {
@@ -218,6 +228,7 @@ impl FakeGmail {
         let router = rest::routes()
             .merge(oauth::routes())
             .merge(control::routes())
+            .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BYTES))
             .with_state(shared.clone());
         let server = server::serve(router, config.addr).await?;
         let _ = shared.server.set(server.clone());
@@ -418,6 +429,12 @@ impl FakeGmail {
     /// The mailbox's current history id.
     pub fn history_id(&self) -> u64 {
         self.shared.lock().history_id
+    }
+
+    /// Refuse JSON request bodies over `bytes` with Google's 413 (default
+    /// [`DEFAULT_JSON_BODY_LIMIT`]).
+    pub fn set_json_body_limit(&self, bytes: usize) {
+        self.shared.lock().json_body_limit = bytes;
     }
 
     /// Change the per-user quota.

@@ -37,6 +37,7 @@ fn log(shared: &Shared, method: &str, req: &Req) {
         http_method: req.http_method.clone(),
         path: req.path.clone(),
         query: req.logged_query(),
+        at: chrono::Utc::now(),
     });
 }
 

@@ -100,6 +100,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route("/gmail/v1/users/{user}/drafts/send", post(drafts_send))
         .route(
+            "/upload/gmail/v1/users/{user}/drafts/send",
+            post(drafts_send_upload),
+        )
+        .route(
             "/gmail/v1/users/{user}/drafts/{id}",
             get(drafts_get).put(drafts_update).delete(drafts_delete),
         )
@@ -129,6 +133,7 @@ async fn run(
             http_method: req.http_method.clone(),
             path: req.path.clone(),
             query: req.logged_query(),
+            at: chrono::Utc::now(),
         });
         let delay = s.take_delay(spec.name);
         let outcome = match admit(&mut s, spec, req, user) {
@@ -428,11 +433,10 @@ async fn drafts_send(
     body: Bytes,
 ) -> Response {
     run(&sh, &scopes::DRAFTS_SEND, &req, &user, |s| {
+        if body.len() > s.json_body_limit {
+            return Err(ApiError::payload_too_large(s.json_body_limit));
+        }
         let body: DraftBody = parse_body(&body)?;
-        let id = body
-            .id
-            .filter(|i| !i.is_empty())
-            .ok_or_else(|| ApiError::invalid("Invalid draft"))?;
         let raw = match body.message.as_ref().and_then(|m| m.raw.as_deref()) {
             Some(text) => Some(
                 decode_raw(text)
@@ -440,11 +444,51 @@ async fn drafts_send(
             ),
             None => None,
         };
-        let thread = body.message.and_then(|m| m.thread_id);
-        let sent = s.send_draft(&id, raw, thread)?;
-        Ok(Answer::Json(message_labels(&sent)))
+        send(s, body, raw)
     })
     .await
+}
+
+/// `POST /upload/gmail/v1/users/{userId}/drafts/send?uploadType=multipart`: a
+/// `multipart/related` body of the Draft resource (JSON) and the message (`message/rfc822`),
+/// as Google's upload guide describes
+/// (<https://developers.google.com/gmail/api/guides/uploads#multipart>).
+async fn drafts_send_upload(
+    State(sh): State<Arc<Shared>>,
+    Path(user): Path<String>,
+    req: Req,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    run(&sh, &scopes::DRAFTS_SEND, &req, &user, |s| {
+        if req.param("uploadType") != Some("multipart") {
+            return Err(ApiError::invalid(
+                "Upload type must be multipart for this fake's drafts.send",
+            ));
+        }
+        let content_type = headers
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let (metadata, media) = mime::related_parts(content_type, &body)
+            .ok_or_else(|| ApiError::invalid("Invalid multipart request"))?;
+        if media.len() > super::MAX_UPLOAD_BYTES {
+            return Err(ApiError::payload_too_large(super::MAX_UPLOAD_BYTES));
+        }
+        let draft: DraftBody = parse_body(&metadata)?;
+        send(s, draft, Some(media))
+    })
+    .await
+}
+
+fn send(s: &mut Mailbox, body: DraftBody, raw: Option<Vec<u8>>) -> Result<Answer, ApiError> {
+    let id = body
+        .id
+        .filter(|i| !i.is_empty())
+        .ok_or_else(|| ApiError::invalid("Invalid draft"))?;
+    let thread = body.message.and_then(|m| m.thread_id);
+    let sent = s.send_draft(&id, raw, thread)?;
+    Ok(Answer::Json(message_labels(&sent)))
 }
 
 /// Whether `m` matches the Gmail search `q` (the operators Countersign needs, and plain words).

@@ -77,6 +77,8 @@ pub struct LoggedRequest {
     pub path: String,
     /// Query string (access tokens in it are masked).
     pub query: String,
+    /// When it arrived.
+    pub at: chrono::DateTime<chrono::Utc>,
 }
 
 /// An injected failure.
@@ -175,6 +177,8 @@ pub struct State {
     pub delay: HashMap<String, DelayFault>,
     pub drop: HashMap<String, u32>,
     pub log: Vec<LoggedRequest>,
+    /// Largest JSON request body accepted (Google: about 5 MB); larger ones answer 413.
+    pub json_body_limit: usize,
 }
 
 impl State {
@@ -192,6 +196,7 @@ impl State {
             sends_per_draft: HashMap::new(),
             codes: HashMap::new(),
             consented_before: false,
+            json_body_limit: super::DEFAULT_JSON_BODY_LIMIT,
             access_tokens: HashMap::new(),
             refresh_tokens: HashMap::new(),
             quota: Bucket {

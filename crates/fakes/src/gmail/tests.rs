@@ -495,3 +495,52 @@ async fn the_demo_seed_files_four_replies_each_answering_an_inbox_message() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_control_api_files_a_30_mb_draft_and_drafts_send_takes_it_only_through_the_upload_endpoint(
+) {
+    let fake = fake().await;
+    let mut big = raw("<big@x>");
+    big.extend(std::iter::repeat_n(b'a', 30 * 1024 * 1024));
+    let filed = http()
+        .post(format!("{}/_control/drafts", fake.base_url()))
+        .json(&json!({"raw": super::rest::encode_raw(&big)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(filed.status(), 200, "{}", filed.text().await.unwrap());
+    let draft = fake.drafts().remove(0);
+    let token = fake.issue_tokens(&[MODIFY]).access_token;
+
+    // As JSON, over the 5 MB limit: Google's 413.
+    let json_send = http()
+        .post(format!("{}/drafts/send", fake.api_base()))
+        .bearer_auth(&token)
+        .json(&json!({"id": draft.id, "message": {"raw": super::rest::encode_raw(&big)}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json_send.status(), 413);
+    let body: Value = json_send.json().await.unwrap();
+    assert_eq!(body["error"]["code"], 413);
+    assert_eq!(fake.send_count(&draft.id), 0);
+
+    // Through the upload endpoint: the Draft JSON and the message, sent byte for byte.
+    let mut upload = b"--xyz\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".to_vec();
+    upload.extend_from_slice(format!("{{\"id\":\"{}\"}}", draft.id).as_bytes());
+    upload.extend_from_slice(b"\r\n--xyz\r\nContent-Type: message/rfc822\r\n\r\n");
+    upload.extend_from_slice(&big);
+    upload.extend_from_slice(b"\r\n--xyz--\r\n");
+    let upload_url = fake.api_base().replace("/gmail/v1/", "/upload/gmail/v1/");
+    let sent = http()
+        .post(format!("{upload_url}/drafts/send?uploadType=multipart"))
+        .bearer_auth(&token)
+        .header("Content-Type", "multipart/related; boundary=xyz")
+        .body(upload)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 200, "{}", sent.text().await.unwrap());
+    assert_eq!(fake.send_count(&draft.id), 1);
+    assert!(fake.sent_messages()[0].raw == big);
+}

@@ -98,7 +98,8 @@ impl Env {
 
     async fn approve_all(&self, items: &[i64]) {
         for &id in items {
-            decide::approve(&self.store, id, UndoWindow::None, ACTOR)
+            let shown = decide::current(&self.store, id).await.expect("the item");
+            decide::approve(&self.store, &shown, UndoWindow::None, ACTOR)
                 .await
                 .expect("the approval");
         }
@@ -147,8 +148,9 @@ async fn enqueue(decisions: usize) {
     let items = env.gmail_items(&gmail, decisions).await;
     let mut samples = Vec::with_capacity(items.len());
     for &id in &items {
+        let shown = decide::current(&env.store, id).await.expect("the item");
         let start = Instant::now();
-        decide::approve(&env.store, id, UndoWindow::None, ACTOR)
+        decide::approve(&env.store, &shown, UndoWindow::None, ACTOR)
             .await
             .expect("the approval");
         samples.push(start.elapsed());

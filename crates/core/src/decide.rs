@@ -5,7 +5,7 @@ use chrono::{Duration, Utc};
 
 use crate::domain::{DecisionKind, ItemEvent, ItemState, Source};
 use crate::error::{Error, Result};
-use crate::store::{Decision, NewDecision, Store};
+use crate::store::{Decision, NewAuditEntry, NewDecision, Store};
 
 /// Reasons offered when rejecting; free text is always allowed too.
 pub const PRESET_REJECT_REASONS: [&str; 5] = [
@@ -25,29 +25,55 @@ pub enum UndoWindow {
     None,
 }
 
-/// Approve the version of `item_id` that is current in the mirror — the one the owner was
-/// shown — recording its digest, so that exactly those bytes are what is sent.
+/// What the owner had on screen when deciding: the item, the version shown and the sha256 of
+/// the bytes rendered. Every decision carries it, and core refuses it when the item's current
+/// version is another one ([`Error::ChangedSinceShown`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shown {
+    /// The item.
+    pub id: i64,
+    /// Gmail message id / muster updatedAt of the version shown.
+    pub version: String,
+    /// sha256 (hex) of that version's bytes.
+    pub digest: String,
+}
+
+/// The item's current version as [`Shown`]: for a caller that shows it right now (the CLI
+/// without `--version` prints the digest it approves).
+pub async fn current(store: &Store, item_id: i64) -> Result<Shown> {
+    let item = store.get_item(item_id).await?;
+    let version = store.version(item_id, &item.summary.version).await?;
+    Ok(Shown {
+        id: item_id,
+        version: version.version,
+        digest: version.sha256,
+    })
+}
+
+/// Approve the version the owner was shown, so that exactly those bytes are what is sent.
 pub async fn approve(
     store: &Store,
-    item_id: i64,
+    shown: &Shown,
     window: UndoWindow,
     actor: &str,
 ) -> Result<Decision> {
-    decide(store, item_id, DecisionKind::Approve, None, window, actor).await
+    decide(store, shown, DecisionKind::Approve, None, window, actor).await
 }
 
-/// Reject the current version of `item_id` with a reason (required).
-pub async fn reject(store: &Store, item_id: i64, reason: &str, actor: &str) -> Result<Decision> {
+/// Reject the version the owner was shown, with a reason (required). A rejected Gmail draft is
+/// deleted, so this binds just as an approval does.
+pub async fn reject(store: &Store, shown: &Shown, reason: &str, actor: &str) -> Result<Decision> {
     let reason = reason.trim();
     if reason.is_empty() {
         return Err(Error::refused(
-            format!("reject item {item_id}"),
+            format!("reject item {}", shown.id),
             "say why: the reason goes back to the agent and into the audit log",
         ));
     }
     decide(
         store,
-        item_id,
+        shown,
         DecisionKind::Reject,
         Some(reason.to_string()),
         UndoWindow::FromSettings,
@@ -63,13 +89,66 @@ pub async fn undo(store: &Store, item_id: i64, actor: &str) -> Result<Decision> 
 
 async fn decide(
     store: &Store,
-    item_id: i64,
+    shown: &Shown,
     kind: DecisionKind,
     reason: Option<String>,
     window: UndoWindow,
     actor: &str,
 ) -> Result<Decision> {
+    let outcome = enqueue(store, shown, kind, reason, window, actor).await;
+    if let Err(refusal @ Error::ChangedSinceShown { .. }) = &outcome {
+        // The audit says why nothing was queued, with what the owner had on screen (a refusal
+        // by the state rules writes nothing: nothing about the draft was misjudged).
+        store
+            .append_audit(&NewAuditEntry {
+                actor: actor.to_string(),
+                item_id: Some(shown.id),
+                decision_id: None,
+                action: kind.as_str().to_string(),
+                version: Some(shown.version.clone()),
+                digest: Some(shown.digest.clone()),
+                outcome: Some("refused".into()),
+                detail: Some(refusal.to_string()),
+            })
+            .await?;
+    }
+    outcome
+}
+
+async fn enqueue(
+    store: &Store,
+    shown: &Shown,
+    kind: DecisionKind,
+    reason: Option<String>,
+    window: UndoWindow,
+    actor: &str,
+) -> Result<Decision> {
+    let item_id = shown.id;
+    let action = format!("{} item {item_id}", kind.as_str());
     let mut item = store.get_item(item_id).await?;
+    // Refuse before anything moves; the store checks again in its transaction.
+    let current = store.version(item_id, &item.summary.version).await?;
+    if current.version != shown.version || current.sha256 != shown.digest {
+        return Err(Error::ChangedSinceShown {
+            action,
+            shown: shown.version.clone(),
+            current: current.version,
+        });
+    }
+    if kind == DecisionKind::Approve && item.summary.source == Source::Gmail {
+        let size = current.content.bytes().len();
+        if size > countersign_gmail::drafts::MAX_SEND_BYTES {
+            return Err(Error::refused(
+                action,
+                format!(
+                    "the message is {:.1} MB and Gmail sends at most {} MB; ask the agent for a \
+                     smaller one (a link instead of the attachment)",
+                    size as f64 / 1_048_576.0,
+                    countersign_gmail::drafts::MAX_SEND_BYTES / 1_048_576
+                ),
+            ));
+        }
+    }
     // A Gmail draft whose send Google refused is still in Drafts: deciding again is the owner's
     // way to retry once the cause is fixed (e.g. the account reconnected with send permission).
     // A muster draft the plugin failed is final: the session writes a redraft instead.
@@ -82,8 +161,7 @@ async fn decide(
     item.summary
         .state
         .check_decidable(kind)
-        .map_err(|why| Error::refused(format!("{} item {item_id}", kind.as_str()), why))?;
-    let version = store.version(item_id, &item.summary.version).await?;
+        .map_err(|why| Error::refused(&action, why))?;
     let undo_window = match window {
         UndoWindow::FromSettings => {
             Duration::seconds(i64::from(store.settings().await?.undo_window_secs))
@@ -95,8 +173,8 @@ async fn decide(
             item_id,
             kind,
             reason,
-            version: version.version,
-            digest: version.sha256,
+            version: shown.version.clone(),
+            digest: shown.digest.clone(),
             undo_window,
             actor: actor.to_string(),
         })

@@ -54,6 +54,20 @@ pub enum Error {
         /// A sentence for the owner.
         why: String,
     },
+    /// The owner decided on a version that is no longer the draft's current one: what was on
+    /// screen is not what would be sent (or deleted). Nothing was queued.
+    #[error(
+        "cannot {action}: it changed since it was shown to you (you saw version {shown}, it is \
+         now {current}); review the new version"
+    )]
+    ChangedSinceShown {
+        /// What was asked, e.g. "approve item 12".
+        action: String,
+        /// The version the owner saw.
+        shown: String,
+        /// The draft's current version.
+        current: String,
+    },
     /// A Gmail call failed.
     #[error(transparent)]
     Gmail(#[from] countersign_gmail::Error),

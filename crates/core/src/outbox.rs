@@ -20,6 +20,7 @@ use chrono::Utc;
 use countersign_gmail::GmailClient;
 use countersign_muster::{DecideOutcome, MusterClient};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, Source};
 use crate::error::{Error, Result};
@@ -197,8 +198,10 @@ impl Dispatcher {
         };
         let retry_at = match &step.outcome {
             DispatchOutcome::Retry(_) | DispatchOutcome::Uncertain(_) => {
-                let wait = backoff(&self.config, decision.attempts);
-                Some(Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default())
+                step.retry_at.or_else(|| {
+                    let wait = backoff(&self.config, decision.attempts);
+                    Some(Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default())
+                })
             }
             _ => None,
         };
@@ -316,6 +319,8 @@ struct Step {
     outcome: DispatchOutcome,
     item_event: Option<ItemEvent>,
     refusal: Option<(RefusalKind, String)>,
+    /// Not before this time, when the service named one (instead of the backoff).
+    retry_at: Option<chrono::DateTime<Utc>>,
 }
 
 impl Step {
@@ -324,6 +329,7 @@ impl Step {
             outcome: DispatchOutcome::Done,
             item_event: Some(item_event),
             refusal: None,
+            retry_at: None,
         }
     }
 
@@ -332,6 +338,22 @@ impl Step {
             outcome: DispatchOutcome::Retry(why.into()),
             item_event: Some(ItemEvent::DispatchRetried),
             refusal: None,
+            retry_at: None,
+        }
+    }
+
+    /// Google asked this account to slow down: wait for the time it named, when it named one.
+    fn rate_limited(retry_after: Option<Duration>) -> Step {
+        let Some(wait) = retry_after else {
+            return Step::retry("Gmail asked to slow down; sending again shortly");
+        };
+        let at = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+        Step {
+            retry_at: Some(at),
+            ..Step::retry(format!(
+                "Google limits sending from this account: next try at {}",
+                at.with_timezone(&chrono::Local).format("%H:%M")
+            ))
         }
     }
 
@@ -340,6 +362,7 @@ impl Step {
             outcome: DispatchOutcome::Uncertain(why.into()),
             item_event: None,
             refusal: None,
+            retry_at: None,
         }
     }
 
@@ -349,6 +372,7 @@ impl Step {
             outcome: DispatchOutcome::Conflict(why.clone()),
             item_event: Some(item_event),
             refusal: Some((RefusalKind::Conflict, why)),
+            retry_at: None,
         }
     }
 
@@ -358,6 +382,7 @@ impl Step {
             outcome: DispatchOutcome::Failed(why.clone()),
             item_event: Some(ItemEvent::SendRefused),
             refusal: Some((RefusalKind::SendRefused, why)),
+            retry_at: None,
         }
     }
 }
@@ -404,7 +429,14 @@ impl GmailDispatch<'_> {
             Ok(DraftCheck::Gone) => return self.gone_before_send().await,
             Ok(DraftCheck::Unchanged) => {}
         }
-        let raw = self.reviewed_raw_with_message_id().await?;
+        let (raw, header_added) = self.reviewed_raw_with_message_id().await?;
+        self.store
+            .set_decision_sent_bytes(
+                self.decision.id,
+                &hex::encode(Sha256::digest(&raw)),
+                header_added,
+            )
+            .await?;
         match self
             .client
             .send_draft(self.draft_id, &raw, self.thread_id)
@@ -437,8 +469,8 @@ impl GmailDispatch<'_> {
             | Err(e @ countersign_gmail::Error::Server { .. }) => {
                 Ok(Step::uncertain(e.to_string()))
             }
-            Err(countersign_gmail::Error::RateLimited { .. }) => {
-                Ok(Step::retry("Gmail asked to slow down"))
+            Err(countersign_gmail::Error::RateLimited { retry_after }) => {
+                Ok(Step::rate_limited(retry_after))
             }
             Err(e) => Ok(Step::refused(e.to_string())),
         }
@@ -529,8 +561,9 @@ impl GmailDispatch<'_> {
     }
 
     /// The reviewed bytes, with a `Message-ID` added first when the draft has none, recorded
-    /// before the send so that an unknown outcome can be looked up in Sent.
-    async fn reviewed_raw_with_message_id(&self) -> Result<Vec<u8>> {
+    /// before the send so that an unknown outcome can be looked up in Sent; and the name of the
+    /// header added, if one was.
+    async fn reviewed_raw_with_message_id(&self) -> Result<(Vec<u8>, Option<&'static str>)> {
         let raw = self.reviewed_bytes().await?;
         if let Some(existing) = render_message(&raw, &RenderOptions::default()).message_id {
             if self.decision.rfc822_message_id.is_none() {
@@ -538,7 +571,7 @@ impl GmailDispatch<'_> {
                     .set_decision_message_id(self.decision.id, &existing)
                     .await?;
             }
-            return Ok(raw);
+            return Ok((raw, None));
         }
         let id = match &self.decision.rfc822_message_id {
             Some(id) => id.clone(),
@@ -558,15 +591,16 @@ impl GmailDispatch<'_> {
         };
         let mut with_id = format!("Message-ID: <{id}>\r\n").into_bytes();
         with_id.extend_from_slice(&raw);
-        Ok(with_id)
+        Ok((with_id, Some("Message-ID")))
     }
 }
 
 fn read_failure(error: countersign_gmail::Error) -> Step {
     match error {
-        countersign_gmail::Error::Transport { .. }
-        | countersign_gmail::Error::Server { .. }
-        | countersign_gmail::Error::RateLimited { .. } => Step::retry(OFFLINE_GMAIL),
+        countersign_gmail::Error::Transport { .. } | countersign_gmail::Error::Server { .. } => {
+            Step::retry(OFFLINE_GMAIL)
+        }
+        countersign_gmail::Error::RateLimited { retry_after } => Step::rate_limited(retry_after),
         countersign_gmail::Error::SignInAgain | countersign_gmail::Error::Unauthorized => {
             Step::retry("sign in to Gmail again: the account's access was refused")
         }
@@ -581,8 +615,10 @@ fn send_failure(error: countersign_gmail::Error) -> Step {
         G::Transport {
             request_sent: false,
         } => Step::retry(OFFLINE_GMAIL),
-        // Google answered "slow down": it did not act on it.
-        G::RateLimited { .. } => Step::retry("Gmail asked to slow down; sending again shortly"),
+        // Google answered "slow down": it did not act on it. Wait as long as it asked.
+        G::RateLimited { retry_after } => Step::rate_limited(retry_after),
+        // Too large for Gmail: nothing left, and sending again would not help.
+        e @ G::TooLarge { .. } => Step::refused(e.to_string()),
         // The request may have been acted on: look, never resend blindly.
         e @ (G::Transport { .. } | G::Server { .. }) => Step::uncertain(e.to_string()),
         G::NotFound { .. } => Step::uncertain("the draft vanished while it was being sent"),
@@ -613,6 +649,7 @@ async fn muster_decide(client: &MusterClient, draft_id: &str, decision: &Decisio
             outcome: DispatchOutcome::Done,
             item_event: None,
             refusal: None,
+            retry_at: None,
         },
         DecisionKind::Reject => Step::done(ItemEvent::RejectionDone),
     };
@@ -638,6 +675,7 @@ async fn muster_decide(client: &MusterClient, draft_id: &str, decision: &Decisio
                 RefusalKind::CheckRefused,
                 "the plugin's check refused it".into(),
             )),
+            retry_at: None,
         },
         Ok(DecideOutcome::NotFound) => {
             Step::conflict("it is no longer in muster", ItemEvent::Vanished)

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::decide::Shown;
 use crate::domain::Source;
 use crate::error::{Error, Result};
 use crate::render::{
@@ -40,6 +41,8 @@ pub enum DiffBase {
     PreviousVersion,
     /// The draft this redraft replaces (refused by the plugin or the owner).
     RefusedDraft,
+    /// The version the owner was reading when this one arrived.
+    ShownVersion,
 }
 
 /// A diff with what it compares against.
@@ -58,6 +61,12 @@ pub struct ReviewDiff {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewDetail {
+    /// What a decision taken on this detail binds to: the version rendered here and the
+    /// sha256 of its bytes.
+    pub shown: Shown,
+    /// The version the owner was reading changed into this one while on screen: the changes
+    /// since then (asked for with `since`; `None` when it is the same version).
+    pub changed_since: Option<ReviewDiff>,
     /// The item.
     pub item: Item,
     /// The current version, rendered.
@@ -83,6 +92,17 @@ pub struct ReviewDetail {
 /// Assemble the review of `item_id`. `load_remote` is the owner's "load remote content for this
 /// draft"; the settings may allow it always.
 pub async fn review_detail(store: &Store, item_id: i64, load_remote: bool) -> Result<ReviewDetail> {
+    review_detail_since(store, item_id, load_remote, None).await
+}
+
+/// [`review_detail`] for an owner who was reading version `since` of the item: when the
+/// current version is another one, `changed_since` holds the changes from what they read.
+pub async fn review_detail_since(
+    store: &Store,
+    item_id: i64,
+    load_remote: bool,
+    since: Option<&str>,
+) -> Result<ReviewDetail> {
     let item = store.get_item(item_id).await?;
     let account = store.get_account(&item.summary.account_id).await?;
     let settings = store.settings().await?;
@@ -114,6 +134,17 @@ pub async fn review_detail(store: &Store, item_id: i64, load_remote: bool) -> Re
         }),
         None => refused_draft_diff(store, &item, &options, &view).await?,
     };
+    let changed_since = match since.filter(|v| *v != current.version) {
+        Some(read) => versions
+            .iter()
+            .find(|v| v.version == read)
+            .map(|read| ReviewDiff {
+                base: DiffBase::ShownVersion,
+                base_version: read.version.clone(),
+                diff: diff_versions(&render_version(read, &options), &view),
+            }),
+        None => None,
+    };
     let (routes, bound) = match (&item.summary.source, &item.muster.message_ref) {
         (Source::Muster, Some(message)) => (
             store.routes_for_message(&account.id, message).await?,
@@ -122,6 +153,12 @@ pub async fn review_detail(store: &Store, item_id: i64, load_remote: bool) -> Re
         _ => (vec![], None),
     };
     Ok(ReviewDetail {
+        shown: Shown {
+            id: item_id,
+            version: current.version.clone(),
+            digest: current.sha256.clone(),
+        },
+        changed_since,
         versions: versions
             .iter()
             .map(|v| VersionInfo {

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::view::{Address, AttachmentMeta, RenderOptions, ReviewView};
 
-/// Gmail refuses messages over 25 MB (attachments included, after encoding).
-pub const GMAIL_MAX_MESSAGE_BYTES: u64 = 25 * 1024 * 1024;
+/// The largest message Gmail's `drafts.send` takes (its upload endpoint's limit, 35 MB; the
+/// raw message, attachments encoded). Approving a bigger one is refused.
+pub const GMAIL_MAX_MESSAGE_BYTES: u64 = countersign_gmail::drafts::MAX_SEND_BYTES as u64;
 
 /// What a [`Flag`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -508,9 +509,9 @@ pub(crate) fn compute(
             kind: FlagKind::OverSizeLimit,
             about: format!("{} bytes", view.raw_size),
             explanation: format!(
-                "The message is {:.1} MB; Gmail refuses anything over 25 MB, so sending will \
-                 fail.",
-                view.raw_size as f64 / (1024.0 * 1024.0)
+                "The message is {:.1} MB; Gmail sends at most {} MB, so it cannot be approved.",
+                view.raw_size as f64 / (1024.0 * 1024.0),
+                GMAIL_MAX_MESSAGE_BYTES / (1024 * 1024)
             ),
         });
     }

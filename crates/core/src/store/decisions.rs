@@ -45,6 +45,11 @@ pub struct Decision {
     pub outcome_detail: Option<String>,
     /// When it reached a final state.
     pub finished_at: Option<DateTime<Utc>>,
+    /// sha256 of the bytes the send carried (Gmail approvals), recorded before the request.
+    pub sent_digest: Option<String>,
+    /// The header added to the reviewed bytes before sending (`Message-ID`), if any: the sent
+    /// bytes are the reviewed ones with this header in front.
+    pub sent_header_added: Option<String>,
 }
 
 /// A decision to write.
@@ -95,24 +100,21 @@ impl Store {
         state
             .check_decidable(new.kind)
             .map_err(|why| Error::refused(&action, why))?;
-        if current_version != new.version {
-            return Err(Error::refused(
-                &action,
-                "it changed since you reviewed it; look at the new version first",
-            ));
-        }
         let digest: Option<String> = sqlx::query_scalar(
             "SELECT sha256 FROM draft_versions WHERE item_id = ? AND version = ?",
         )
         .bind(new.item_id)
-        .bind(&new.version)
+        .bind(&current_version)
         .fetch_optional(&mut *tx)
         .await?;
-        if digest.as_deref() != Some(new.digest.as_str()) {
-            return Err(Error::refused(
-                &action,
-                "what you reviewed is not the version in the mirror; look at it again",
-            ));
+        // Checked in the same transaction that writes the decision, so a sync that lands a new
+        // version between the owner's look and this write cannot slip in.
+        if current_version != new.version || digest.as_deref() != Some(new.digest.as_str()) {
+            return Err(Error::ChangedSinceShown {
+                action,
+                shown: new.version,
+                current: current_version,
+            });
         }
         let now = Utc::now();
         let due = now + new.undo_window;
@@ -309,6 +311,21 @@ impl Store {
         if let Some(event) = item_event {
             apply_item_event_in(&mut tx, decision.item_id, event, detail.as_deref()).await?;
         }
+        // A send's row records the digest of the bytes that left; its detail says how they
+        // relate to the reviewed ones.
+        let (audit_digest, audit_detail) = match (outcome, &decision.sent_digest) {
+            (DispatchOutcome::Done, Some(sent)) => (
+                sent.clone(),
+                Some(match &decision.sent_header_added {
+                    Some(header) => format!(
+                        "sent: the reviewed bytes (sha256 {}) with an added {header} header",
+                        decision.digest
+                    ),
+                    None => "sent: exactly the reviewed bytes".to_string(),
+                }),
+            ),
+            _ => (decision.digest.clone(), detail.clone()),
+        };
         append_audit_in(
             &mut tx,
             &NewAuditEntry {
@@ -317,9 +334,9 @@ impl Store {
                 decision_id: Some(decision_id),
                 action: format!("{} dispatched", decision.kind.as_str()),
                 version: Some(decision.version.clone()),
-                digest: Some(decision.digest.clone()),
+                digest: Some(audit_digest),
                 outcome: Some(state.as_str().to_string()),
-                detail: detail.clone(),
+                detail: audit_detail,
             },
         )
         .await?;
@@ -329,6 +346,23 @@ impl Store {
             outcome_detail: detail,
             ..decision
         })
+    }
+
+    /// Remember the sha256 of the bytes a send will carry (and the header added to the reviewed
+    /// bytes, if any), before it is sent, so the audit can say exactly what left.
+    pub async fn set_decision_sent_bytes(
+        &self,
+        decision_id: i64,
+        digest: &str,
+        header_added: Option<&str>,
+    ) -> Result<()> {
+        sqlx::query("UPDATE decisions SET sent_digest = ?, sent_header_added = ? WHERE id = ?")
+            .bind(digest)
+            .bind(header_added)
+            .bind(decision_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
     }
 
     /// Remember the `Message-ID` a send will carry, before it is sent.
@@ -426,5 +460,7 @@ pub(crate) fn decision_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Decisio
         rfc822_message_id: row.try_get("rfc822_message_id")?,
         outcome_detail: row.try_get("outcome_detail")?,
         finished_at: parse_opt_time(row.try_get("finished_at")?)?,
+        sent_digest: row.try_get("sent_digest")?,
+        sent_header_added: row.try_get("sent_header_added")?,
     })
 }

@@ -12,7 +12,7 @@ use countersign_fakes::gmail::Failure;
 use countersign_fakes::muster::CheckVerdict;
 
 use crate::support::{
-    eventually, item_for, quick_dispatch, reply, reply_without_message_id, resync, sync, Env,
+    eventually, item_for, quick_dispatch, reply, reply_without_message_id, resync, shown, sync, Env,
 };
 
 const ACTOR: &str = "owner via test";
@@ -38,9 +38,14 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
 
-    decide::approve(&env.store, item.id, UndoWindow::FromSettings, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::FromSettings,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     let dispatcher = env.dispatcher().await;
     let early = dispatcher.run_once().await.unwrap();
     assert!(early.done.is_empty(), "sent inside the undo window");
@@ -76,9 +81,14 @@ async fn a_draft_without_a_message_id_is_sent_with_one_that_was_recorded_first()
     let draft = env.gmail.file_draft(&raw, None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    let decision = decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    let decision = decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     env.dispatcher().await.run_once().await.unwrap();
 
     let recorded = env
@@ -104,9 +114,14 @@ async fn approve_after_the_agent_changed_the_draft_is_a_conflict_not_a_send() {
     let draft = env.gmail.file_draft(&reply(1, "what you saw"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     // The agent rewrites the draft after the owner looked at it.
     env.gmail
         .update_draft(&draft.id, &reply(1, "something else"), None)
@@ -126,9 +141,14 @@ async fn approve_after_the_agent_changed_the_draft_is_a_conflict_not_a_send() {
 
     // Review again: the new version is mirrored, approved, and that is what is sent.
     sync(&env, &account).await;
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     dispatcher.run_once().await.unwrap();
     let sent = env.gmail.sent_messages();
     assert_eq!(sent.len(), 1);
@@ -141,9 +161,14 @@ async fn a_connection_dropped_after_the_send_committed_is_reconciled_as_sent_onc
     let draft = env.gmail.file_draft(&reply(1, "once"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    let decision = decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    let decision = decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     env.gmail.drop_after_commit("drafts.send", 1);
     let dispatcher = env.dispatcher().await;
     let first = dispatcher.run_once().await.unwrap();
@@ -171,9 +196,14 @@ async fn a_429_on_send_is_retried_and_a_503_is_reconciled_first_never_duplicated
     sync(&env, &account).await;
     for draft in [&limited, &unavailable] {
         let item = item_for(&env, &draft.id).await;
-        decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-            .await
-            .unwrap();
+        decide::approve(
+            &env.store,
+            &shown(&env, item.id).await,
+            UndoWindow::None,
+            ACTOR,
+        )
+        .await
+        .unwrap();
     }
     env.gmail.fail_next(
         "drafts.send",
@@ -213,9 +243,14 @@ async fn reject_deletes_the_draft_or_keeps_it_when_the_setting_says_so() {
     set_undo_window(&env, 0).await;
 
     let item = item_for(&env, &deleted.id).await;
-    decide::reject(&env.store, item.id, "Wrong recipient", ACTOR)
-        .await
-        .unwrap();
+    decide::reject(
+        &env.store,
+        &shown(&env, item.id).await,
+        "Wrong recipient",
+        ACTOR,
+    )
+    .await
+    .unwrap();
     dispatcher.run_once().await.unwrap();
     assert!(env.gmail.drafts().iter().all(|d| d.id != deleted.id));
     assert_eq!(item_for(&env, &deleted.id).await.state, ItemState::Rejected);
@@ -226,9 +261,14 @@ async fn reject_deletes_the_draft_or_keeps_it_when_the_setting_says_so() {
     settings.keep_rejected_gmail_drafts = true;
     env.store.save_settings(&settings).await.unwrap();
     let item = item_for(&env, &kept.id).await;
-    decide::reject(&env.store, item.id, "Tone is off", ACTOR)
-        .await
-        .unwrap();
+    decide::reject(
+        &env.store,
+        &shown(&env, item.id).await,
+        "Tone is off",
+        ACTOR,
+    )
+    .await
+    .unwrap();
     dispatcher.run_once().await.unwrap();
     assert!(env.gmail.drafts().iter().any(|d| d.id == kept.id));
     assert_eq!(item_for(&env, &kept.id).await.state, ItemState::Rejected);
@@ -241,7 +281,7 @@ async fn a_reject_without_a_reason_is_refused_before_anything_is_written() {
     let draft = env.gmail.file_draft(&reply(1, "x"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    let error = decide::reject(&env.store, item.id, "  ", ACTOR)
+    let error = decide::reject(&env.store, &shown(&env, item.id).await, "  ", ACTOR)
         .await
         .unwrap_err();
     assert!(error.to_string().contains("say why"), "{error}");
@@ -260,9 +300,14 @@ async fn undo_inside_the_window_sends_nothing() {
     let draft = env.gmail.file_draft(&reply(1, "oops"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(&env.store, item.id, UndoWindow::FromSettings, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::FromSettings,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     decide::undo(&env.store, item.id, ACTOR).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     env.dispatcher().await.run_once().await.unwrap();
@@ -303,9 +348,14 @@ async fn twenty_approvals_made_offline_go_out_once_in_order_when_the_services_an
     for (g, m) in gmail_drafts.iter().zip(&muster_drafts) {
         for external in [&g.id, m] {
             let item = item_for(&env, external).await;
-            decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-                .await
-                .unwrap();
+            decide::approve(
+                &env.store,
+                &shown(&env, item.id).await,
+                UndoWindow::None,
+                ACTOR,
+            )
+            .await
+            .unwrap();
         }
     }
     let dispatcher = env.dispatcher().await;
@@ -395,9 +445,14 @@ async fn pause_stops_every_dispatch_until_resumed() {
     let draft = env.gmail.file_draft(&reply(1, "paused"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     env.store.set_paused(true).await.unwrap();
     let dispatcher = env.dispatcher().await;
     assert!(dispatcher.run_once().await.unwrap().paused);
@@ -418,9 +473,14 @@ async fn an_account_without_send_permission_is_refused_with_a_sentence_not_a_403
     let draft = env.gmail.file_draft(&reply(1, "x"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     env.dispatcher().await.run_once().await.unwrap();
     let failed = item_for(&env, &draft.id).await;
     assert_eq!(failed.state, ItemState::SendFailed);
@@ -460,9 +520,14 @@ mod muster {
         let (env, _, draft) = muster_env(true).await;
         let item = item_for(&env, &draft).await;
         assert_eq!(item.state, ItemState::AwaitingCheck);
-        let error = decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-            .await
-            .unwrap_err();
+        let error = decide::approve(
+            &env.store,
+            &shown(&env, item.id).await,
+            UndoWindow::None,
+            ACTOR,
+        )
+        .await
+        .unwrap_err();
         assert!(error.to_string().contains("not checked"), "{error}");
         assert!(env
             .store
@@ -477,9 +542,14 @@ mod muster {
     async fn an_approval_is_queued_at_the_plugin_not_sent() {
         let (env, account, draft) = muster_env(false).await;
         let item = item_for(&env, &draft).await;
-        decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-            .await
-            .unwrap();
+        decide::approve(
+            &env.store,
+            &shown(&env, item.id).await,
+            UndoWindow::None,
+            ACTOR,
+        )
+        .await
+        .unwrap();
         env.dispatcher().await.run_once().await.unwrap();
         assert_eq!(env.muster.draft(&draft).unwrap()["state"], "approved");
         let queued = item_for(&env, &draft).await;
@@ -497,9 +567,14 @@ mod muster {
         // The owner saw the version awaiting its check and rejects it; meanwhile the plugin
         // passes it, which changes the draft.
         let item = item_for(&env, &draft).await;
-        decide::reject(&env.store, item.id, "Tone is off", ACTOR)
-            .await
-            .unwrap();
+        decide::reject(
+            &env.store,
+            &shown(&env, item.id).await,
+            "Tone is off",
+            ACTOR,
+        )
+        .await
+        .unwrap();
         env.muster
             .record_check(&draft, CheckVerdict::Sendable, None)
             .unwrap();
@@ -524,9 +599,14 @@ mod muster {
             )
             .await
             .unwrap();
-        decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-            .await
-            .unwrap();
+        decide::approve(
+            &env.store,
+            &shown(&env, item.id).await,
+            UndoWindow::None,
+            ACTOR,
+        )
+        .await
+        .unwrap();
         let dispatcher = env.dispatcher().await;
         let report = dispatcher.run_once().await.unwrap();
         assert_eq!(report.done.len(), 1);
@@ -547,9 +627,14 @@ mod muster {
             )
             .await
             .unwrap();
-        decide::approve(&env.store, other_item.id, UndoWindow::None, ACTOR)
-            .await
-            .unwrap();
+        decide::approve(
+            &env.store,
+            &shown(&env, other_item.id).await,
+            UndoWindow::None,
+            ACTOR,
+        )
+        .await
+        .unwrap();
         let report = dispatcher.run_once().await.unwrap();
         assert_eq!(report.conflicts.len(), 1);
         assert!(item_for(&env, &other)
@@ -568,11 +653,14 @@ mod muster {
         resync(&env, &account).await;
         let item = item_for(&env, &draft).await;
         assert_eq!(item.state, ItemState::Rejected);
-        assert!(
-            decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-                .await
-                .is_err()
-        );
+        assert!(decide::approve(
+            &env.store,
+            &shown(&env, item.id).await,
+            UndoWindow::None,
+            ACTOR
+        )
+        .await
+        .is_err());
         let refusals = env.store.unnotified_refusals().await.unwrap();
         assert_eq!(refusals.len(), 1);
         assert_eq!(refusals[0].kind, RefusalKind::CheckRefused);
@@ -591,9 +679,14 @@ async fn after_reconnecting_with_send_permission_a_refused_gmail_draft_can_be_ap
     let draft = env.gmail.file_draft(&reply(1, "retry me"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     let dispatcher = env.dispatcher().await;
     dispatcher.run_once().await.unwrap();
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::SendFailed);
@@ -601,9 +694,14 @@ async fn after_reconnecting_with_send_permission_a_refused_gmail_draft_can_be_ap
     env.gmail.set_grant_scopes(None);
     let reconnected = env.connect_gmail().await;
     assert_eq!(reconnected.id, account.id, "reconnecting keeps the account");
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     dispatcher.run_once().await.unwrap();
     assert_eq!(env.gmail.send_count(&draft.id), 1);
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
@@ -616,9 +714,14 @@ async fn a_draft_sent_from_gmail_itself_before_dispatch_is_a_conflict_and_not_se
     let draft = env.gmail.file_draft(&raw, None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     let client = env.services.gmail(&account).await.unwrap();
     client.send_draft(&draft.id, &raw, None).await.unwrap();
     let report = env.dispatcher().await.run_once().await.unwrap();
@@ -635,9 +738,14 @@ async fn an_outcome_that_stays_unknown_goes_to_the_owner_instead_of_being_resent
     let draft = env.gmail.file_draft(&reply(1, "unknown"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     env.gmail.drop_after_commit("drafts.send", 1);
     // Sent, but Sent cannot be searched: the outcome cannot be confirmed.
     env.gmail.fail_next(

@@ -296,7 +296,7 @@ async fn a_decision_is_written_with_its_audit_row_and_refused_on_a_stale_version
         .await
         .unwrap_err();
     assert!(
-        stale.to_string().contains("changed since you reviewed it"),
+        matches!(stale, countersign_core::Error::ChangedSinceShown { .. }),
         "{stale}"
     );
     assert!(store

@@ -169,3 +169,12 @@ pub async fn item_for(env: &Env, draft_id: &str) -> ItemSummary {
         .find(|i| i.external_id == draft_id)
         .unwrap_or_else(|| panic!("draft {draft_id} is not mirrored"))
 }
+
+/// What the owner sees of `item_id` now: its current version and digest, as the review detail
+/// shows them (decisions bind to this).
+pub async fn shown(env: &Env, item_id: i64) -> countersign_core::decide::Shown {
+    countersign_core::review::review_detail(&env.store, item_id, false)
+        .await
+        .unwrap()
+        .shown
+}

@@ -14,7 +14,7 @@ use countersign_core::{ItemFilter, ItemState};
 use countersign_fakes::muster::CheckVerdict;
 use countersign_muster::EventOptions;
 
-use crate::support::{eventually, item_for, resync, Env};
+use crate::support::{eventually, item_for, resync, shown, Env};
 
 const ACTOR: &str = "owner via test";
 
@@ -33,9 +33,14 @@ fn open_route(env: &Env, message_id: &str, state: &str) -> String {
 /// Approve the item, dispatch, and have the plugin refuse the send.
 async fn approve_and_refuse(env: &Env, account: &Account, draft: &str, reason: &str) {
     let item = item_for(env, draft).await;
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
     env.dispatcher().await.run_once().await.unwrap();
     env.muster.claim(draft).unwrap();
     env.muster
@@ -159,9 +164,14 @@ async fn a_draft_awaiting_its_check_becomes_pending_when_the_plugin_says_sendabl
     resync(&env, &account).await;
     let item = item_for(&env, &draft).await;
     assert_eq!(item.state, ItemState::Pending);
-    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown(&env, item.id).await,
+        UndoWindow::None,
+        ACTOR,
+    )
+    .await
+    .unwrap();
 }
 
 fn quick_events() -> EventOptions {

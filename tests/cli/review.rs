@@ -183,3 +183,88 @@ async fn sync_reports_an_unreachable_account_and_still_syncs_the_others() {
     );
     assert!(out.stdout.contains("offline"), "{}", out.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_binds_to_the_version_shown_and_refuses_an_older_one() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    let draft = gmail.file_draft(&crate::support::reply(1, "What I read."), None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    let read = cli.exec(&["show", &id, "--json"]).await.json();
+    let old_version = read["shownVersion"].as_str().unwrap().to_owned();
+    let old_digest = read["shownDigest"].as_str().unwrap().to_owned();
+    let human = cli.exec(&["show", &id]).await.ok().stdout;
+    assert!(
+        human.contains(&format!("Version: {old_version} (sha256 {old_digest})")),
+        "{human}"
+    );
+
+    let newer = crate::support::reply(1, "Something else entirely.");
+    gmail.update_draft(&draft.id, &newer, None).unwrap();
+    cli.exec(&["sync"]).await.ok();
+
+    let refused = cli
+        .exec(&["approve", &id, "--version", &old_version, "--no-undo"])
+        .await;
+    assert!(!refused.status.success(), "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("changed since it was shown"),
+        "{}",
+        refused.stderr
+    );
+    cli.exec(&["dispatch"]).await.ok();
+    assert_eq!(
+        gmail.send_count(&draft.id),
+        0,
+        "the unseen version was sent"
+    );
+
+    let current = cli.exec(&["show", &id, "--json"]).await.json();
+    let version = current["shownVersion"].as_str().unwrap().to_owned();
+    assert_ne!(version, old_version);
+    let approved = cli
+        .exec(&["approve", &id, "--version", &version, "--no-undo", "--json"])
+        .await
+        .json();
+    assert_eq!(approved["version"], version.as_str());
+    assert_eq!(approved["digest"], current["shownDigest"]);
+    cli.exec(&["dispatch"]).await.ok();
+    let sent = gmail.sent_messages();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].raw, newer);
+
+    // The decision and the send, with both digests, in `show --json`.
+    let after = cli.exec(&["show", &id, "--json"]).await.json();
+    let decision = &after["decisions"][0];
+    assert_eq!(decision["digest"], current["shownDigest"]);
+    assert_eq!(decision["sentDigest"], current["shownDigest"]);
+    let audit = after["audit"].as_array().unwrap();
+    assert!(
+        audit
+            .iter()
+            .any(|a| a["outcome"] == "refused" && a["version"] == old_version.as_str()),
+        "{audit:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_without_a_version_binds_to_the_current_one_and_prints_its_digest() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    let draft = gmail.file_draft(&crate::support::reply(2, "Hello."), None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    let shown = cli.exec(&["show", &id, "--json"]).await.json();
+    let approved = cli.exec(&["approve", &id]).await.ok().stdout;
+    assert!(
+        approved.contains(&format!(
+            "Bound to version {} (sha256 {})",
+            shown["shownVersion"].as_str().unwrap(),
+            shown["shownDigest"].as_str().unwrap()
+        )),
+        "{approved}"
+    );
+}

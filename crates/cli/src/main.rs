@@ -72,6 +72,11 @@ enum Command {
     Approve {
         /// The item id.
         id: i64,
+        /// The version you reviewed (from `show`): refused if the draft has changed since.
+        /// Without it the current version is approved and its digest printed; scripts should
+        /// pass it.
+        #[arg(long)]
+        version: Option<String>,
         /// Send as soon as the dispatcher runs, without an undo window.
         #[arg(long)]
         no_undo: bool,
@@ -80,6 +85,9 @@ enum Command {
     Reject {
         /// The item id.
         id: i64,
+        /// The version you reviewed (from `show`): refused if the draft has changed since.
+        #[arg(long)]
+        version: Option<String>,
         /// Why (goes back to the agent and into the audit log).
         #[arg(long)]
         reason: String,
@@ -204,17 +212,27 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let shown = output::ItemDetail::load(&store, *id).await?;
             output::item_detail(&shown, json)
         }
-        Command::Approve { id, no_undo } => {
+        Command::Approve {
+            id,
+            version,
+            no_undo,
+        } => {
             let window = if *no_undo {
                 UndoWindow::None
             } else {
                 UndoWindow::FromSettings
             };
-            let decision = decide::approve(&store, *id, window, ACTOR).await?;
+            let shown = shown_version(&store, *id, version.as_deref()).await?;
+            let decision = decide::approve(&store, &shown, window, ACTOR).await?;
             output::decision_made(&decision, json)
         }
-        Command::Reject { id, reason } => {
-            let decision = decide::reject(&store, *id, reason, ACTOR).await?;
+        Command::Reject {
+            id,
+            version,
+            reason,
+        } => {
+            let shown = shown_version(&store, *id, version.as_deref()).await?;
+            let decision = decide::reject(&store, &shown, reason, ACTOR).await?;
             output::decision_made(&decision, json)
         }
         Command::Undo { id } => {
@@ -243,4 +261,31 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         }
     };
     printed.map(|()| ExitCode::SUCCESS)
+}
+
+/// What the owner reviewed: the `--version` they name (its digest from the mirror), or the
+/// current version when they name none.
+async fn shown_version(
+    store: &countersign_core::Store,
+    id: i64,
+    version: Option<&str>,
+) -> Result<decide::Shown> {
+    let current = decide::current(store, id).await?;
+    Ok(match version {
+        None => current,
+        Some(version) if version == current.version => current,
+        Some(version) => {
+            let digest = store
+                .version(id, version)
+                .await
+                .map(|v| v.sha256)
+                // An unknown version still binds, and is refused as not current by core.
+                .unwrap_or_default();
+            decide::Shown {
+                id,
+                version: version.to_owned(),
+                digest,
+            }
+        }
+    })
 }

@@ -53,6 +53,10 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
         summary.source.as_str(),
         summary.state
     );
+    println!(
+        "Version: {} (sha256 {})",
+        detail.shown_version, detail.shown_digest
+    );
     let view = &detail.view;
     println!(
         "Subject: {}",
@@ -142,6 +146,7 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
         let base = match diff.base {
             countersign_core::review::DiffBase::PreviousVersion => "the previous version",
             countersign_core::review::DiffBase::RefusedDraft => "the refused draft",
+            countersign_core::review::DiffBase::ShownVersion => "the version you were reading",
         };
         println!(
             "Changed against {base} ({}): see `countersign show {} --json` for the diff",
@@ -196,6 +201,12 @@ pub fn decision_made(decision: &Decision, json: bool) -> Result<()> {
             decision.item_id,
             past(decision.kind)
         ),
+    }
+    if decision.state != countersign_core::DecisionState::Cancelled {
+        println!(
+            "Bound to version {} (sha256 {}).",
+            decision.version, decision.digest
+        );
     }
     Ok(())
 }

@@ -12,6 +12,10 @@ use serde::Serialize;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ItemDetail {
+    /// The version shown here: `approve --version` and `reject --version` bind to it.
+    pub shown_version: String,
+    /// sha256 (hex) of that version's bytes.
+    pub shown_digest: String,
     /// The item's fields (id, state, subject, muster fields…).
     #[serde(flatten)]
     pub item: Item,
@@ -44,6 +48,8 @@ impl ItemDetail {
     /// Read and render it all from the mirror.
     pub async fn load(store: &Store, id: i64) -> Result<ItemDetail> {
         let ReviewDetail {
+            shown,
+            changed_since: _,
             item,
             view,
             versions,
@@ -68,6 +74,8 @@ impl ItemDetail {
                 .flatten()
         });
         Ok(ItemDetail {
+            shown_version: shown.version,
+            shown_digest: shown.digest,
             item,
             view,
             versions,

@@ -6,7 +6,7 @@
 //! permission) and granted in `capabilities/main.json`, or the UI's call is refused.
 
 use base64::Engine;
-use countersign_core::decide::{self, UndoWindow, PRESET_REJECT_REASONS};
+use countersign_core::decide::{self, Shown, UndoWindow, PRESET_REJECT_REASONS};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
 use countersign_core::services::GmailConnect;
@@ -107,12 +107,26 @@ pub async fn get_review(
     state: State<'_, AppState>,
     id: i64,
     load_remote: bool,
+    since: Option<String>,
 ) -> Result<ReviewDetail, UiError> {
     // In view from the moment it is asked for: a `set_viewing(null)` the UI sends after this
     // call (the owner moved on while the detail loaded) must win over it, not be undone by it.
     state.app()?.set_viewing(Some(id));
     tray::mark_read(&app, id);
-    Ok(review::review_detail(state.store()?, id, load_remote).await?)
+    slow_detail_for_tests().await;
+    Ok(review::review_detail_since(state.store()?, id, load_remote, since.as_deref()).await?)
+}
+
+/// Debug builds only: `COUNTERSIGN_TEST_REVIEW_DELAY_MS` makes every detail load that much
+/// slower, so the end-to-end suite can press keys while a detail is still loading.
+async fn slow_detail_for_tests() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("COUNTERSIGN_TEST_REVIEW_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
 }
 
 /// The item the owner looks at (none: `null`); its refusals are not notified.
@@ -129,14 +143,23 @@ pub fn set_viewing(
     Ok(())
 }
 
-/// Approve the version shown; it is sent when the undo window closes.
+/// Approve the version shown (`version`, `digest` from the review detail on screen); it is
+/// sent when the undo window closes. Another current version is refused
+/// (`changed_since_shown`).
 #[tauri::command]
 pub async fn approve(
     app: AppHandle,
     state: State<'_, AppState>,
     id: i64,
+    version: String,
+    digest: String,
 ) -> Result<Decision, UiError> {
-    let decision = decide::approve(state.store()?, id, UndoWindow::FromSettings, ACTOR).await?;
+    let shown = Shown {
+        id,
+        version,
+        digest,
+    };
+    let decision = decide::approve(state.store()?, &shown, UndoWindow::FromSettings, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(decision)
 }
@@ -147,9 +170,16 @@ pub async fn reject(
     app: AppHandle,
     state: State<'_, AppState>,
     id: i64,
+    version: String,
+    digest: String,
     reason: String,
 ) -> Result<Decision, UiError> {
-    let decision = decide::reject(state.store()?, id, &reason, ACTOR).await?;
+    let shown = Shown {
+        id,
+        version,
+        digest,
+    };
+    let decision = decide::reject(state.store()?, &shown, &reason, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(decision)
 }

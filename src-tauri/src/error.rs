@@ -14,6 +14,9 @@ pub enum UiErrorCode {
     /// The rules refuse the decision (e.g. approving an item awaiting its check): the UI shows
     /// the sentence next to the action.
     Refused,
+    /// The draft changed since the version the decision was made on was shown: the UI shows
+    /// the new version (with what changed) and asks again.
+    ChangedSinceShown,
     /// The item (or account, decision…) no longer exists: the UI reloads the queue.
     NotFound,
     /// Anything else: the UI shows the message.
@@ -47,6 +50,7 @@ impl From<countersign_core::Error> for UiError {
         tracing::warn!(error = %error, "command failed");
         let code = match &error {
             countersign_core::Error::Refused { .. } => UiErrorCode::Refused,
+            countersign_core::Error::ChangedSinceShown { .. } => UiErrorCode::ChangedSinceShown,
             countersign_core::Error::NotFound { .. } => UiErrorCode::NotFound,
             _ => UiErrorCode::Internal,
         };
@@ -80,6 +84,20 @@ mod tests {
                 "message": "cannot approve item 3: the plugin has not checked it yet"
             })
         );
+    }
+
+    #[test]
+    fn a_decision_on_a_version_no_longer_current_reaches_the_ui_as_changed_since_shown() {
+        let error = UiError::from(countersign_core::Error::ChangedSinceShown {
+            action: "approve item 3".into(),
+            shown: "m1".into(),
+            current: "m2".into(),
+        });
+        assert_eq!(
+            serde_json::to_value(error.code).unwrap(),
+            serde_json::json!("changed_since_shown")
+        );
+        assert!(error.message.contains("changed since it was shown"));
     }
 
     #[test]

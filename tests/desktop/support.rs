@@ -54,11 +54,30 @@ pub async fn wait_selected(session: &Session, id: i64) -> anyhow::Result<()> {
     }
 }
 
-/// Waits until the detail pane shows item `id` fully loaded (its audit trail is rendered).
+/// Waits until the detail pane shows item `id` fully rendered, its mail frame included (what
+/// a decision may bind to).
 pub async fn wait_detail(session: &Session, id: i64) -> anyhow::Result<()> {
     wait_selected(session, id).await?;
+    session
+        .wait_for(
+            &format!("[data-testid=detail][data-shown-id=\"{id}\"]"),
+            UI_TIMEOUT,
+        )
+        .await?;
     session.wait_for("[data-testid=audit]", UI_TIMEOUT).await?;
     Ok(())
+}
+
+/// The version whose detail is rendered now, if any.
+pub async fn shown_version(session: &Session) -> Option<String> {
+    session
+        .find("[data-testid=detail]")
+        .await
+        .ok()?
+        .attribute("data-shown-version")
+        .await
+        .ok()?
+        .filter(|v| !v.is_empty())
 }
 
 /// Clicks the queue row of item `id` and waits for its detail.

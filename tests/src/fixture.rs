@@ -141,11 +141,23 @@ impl Fixture {
 
     /// Launches the app on this data directory with file-backed secrets.
     pub async fn launch(&self, prerequisites: &Prerequisites) -> Result<DesktopApp> {
+        self.launch_with_env(prerequisites, vec![]).await
+    }
+
+    /// [`Fixture::launch`] with more environment variables (e.g. the debug build's
+    /// `COUNTERSIGN_TEST_REVIEW_DELAY_MS`).
+    pub async fn launch_with_env(
+        &self,
+        prerequisites: &Prerequisites,
+        env: Vec<(String, String)>,
+    ) -> Result<DesktopApp> {
+        let mut all = vec![("COUNTERSIGN_SECRET_STORE".into(), "file".into())];
+        all.extend(env);
         DesktopApp::launch(
             prerequisites,
             LaunchOptions {
                 data_dir: Some(self.path().to_path_buf()),
-                env: vec![("COUNTERSIGN_SECRET_STORE".into(), "file".into())],
+                env: all,
                 ..LaunchOptions::default()
             },
         )

@@ -14,6 +14,7 @@ import type {
   Refusal,
   ReviewDetail,
   Settings,
+  Shown,
   Source,
   UiError,
 } from "./types";
@@ -52,13 +53,17 @@ export interface ListFilter {
 /** The queue, pending first. */
 export const listItems = (filter?: ListFilter) =>
   call<ItemSummary[]>("list_items", filter ? { filter } : {});
-/** Everything about one item; `loadRemote` lets its remote images load this once. */
-export const getReview = (id: number, loadRemote: boolean) =>
-  call<ReviewDetail>("get_review", { id, loadRemote });
+/** Everything about one item; `loadRemote` lets its remote images load this once; `since` is
+ * the version the owner was reading (the detail then carries the changes from it). */
+export const getReview = (id: number, loadRemote: boolean, since: string | null = null) =>
+  call<ReviewDetail>("get_review", { id, loadRemote, since });
 /** Tells the shell which item is on screen (no notification for it). */
 export const setViewing = (id: number | null) => call<null>("set_viewing", { id });
-export const approve = (id: number) => call<Decision>("approve", { id });
-export const reject = (id: number, reason: string) => call<Decision>("reject", { id, reason });
+/** Approves the version on screen; refused with `changed_since_shown` if it is not current. */
+export const approve = (shown: Shown) => call<Decision>("approve", { ...shown });
+/** Rejects the version on screen, with a reason. */
+export const reject = (shown: Shown, reason: string) =>
+  call<Decision>("reject", { ...shown, reason });
 export const undo = (id: number) => call<Decision>("undo", { id });
 export const rejectReasons = () => call<string[]>("reject_reasons");
 export const rawSource = (id: number) => call<string>("raw_source", { id });

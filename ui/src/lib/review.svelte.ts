@@ -2,7 +2,7 @@
 // and the owner's actions on it. One class so the buttons and the keyboard shortcuts go
 // through the same checks ("you can only reject it") and show errors in the same place.
 import * as api from "./api";
-import type { ItemSummary, ReviewDetail, UiError } from "./types";
+import type { ItemSummary, ReviewDetail, ReviewDiff, Shown, UiError } from "./types";
 
 /** Why Approve is disabled for `item`, or null when it can be approved. */
 export function approveBlocked(item: ItemSummary | null): string | null {
@@ -30,6 +30,10 @@ export function rejectBlocked(item: ItemSummary | null): string | null {
     : "This draft can no longer be rejected.";
 }
 
+/** How long Approve waits after the draft on screen was swapped for a newer version, so a
+ * click aimed at the old version cannot land on the new one. */
+export const SETTLE_MS = 1500;
+
 export class Review {
   detail = $state<ReviewDetail | null>(null);
   /** Loading the detail failed. */
@@ -39,9 +43,18 @@ export class Review {
   busy = $state(false);
   /** The owner asked to load remote content for this draft (kept across reloads of it). */
   loadRemote = $state(false);
+  /** The version whose detail, mail frame included, has rendered: decisions bind to it. */
+  shown = $state<Shown | null>(null);
+  /** The draft changed while the owner was reading it: the changes from what they read. */
+  changedWhileReading = $state<ReviewDiff | null>(null);
+  /** Approve waits a moment after such a change (see `SETTLE_MS`). */
+  settling = $state(false);
 
   #id: number | null = null;
   #generation = 0;
+  /** The version last put on screen for `#id` (rendered or not yet). */
+  #reading: string | null = null;
+  #settleTimer: ReturnType<typeof setTimeout> | null = null;
 
   /** Shows item `id` (or nothing); reloads when it is the same item. */
   async open(id: number | null): Promise<void> {
@@ -50,6 +63,10 @@ export class Review {
       this.loadRemote = false;
       this.actionError = null;
       this.detail = null;
+      this.shown = null;
+      this.changedWhileReading = null;
+      this.#reading = null;
+      this.#settle(false);
     }
     const generation = ++this.#generation;
     if (id === null) {
@@ -58,14 +75,57 @@ export class Review {
       return;
     }
     try {
-      const detail = await api.getReview(id, this.loadRemote);
+      const since = this.#reading;
+      const detail = await api.getReview(id, this.loadRemote, since);
       if (generation !== this.#generation) return;
+      if (since !== null && detail.shown.version !== since) {
+        // A newer version replaced the one on screen: it must be rendered (and read) before
+        // anything is decided on it.
+        this.shown = null;
+        this.changedWhileReading = detail.changedSince;
+        this.#settle(true);
+      }
+      this.#reading = detail.shown.version;
       this.detail = detail;
       this.loadError = null;
     } catch (error) {
       if (generation !== this.#generation) return;
       this.loadError = error as UiError;
     }
+  }
+
+  /** The mail frame finished rendering `version` of the open draft. */
+  rendered(version: string): void {
+    const detail = this.detail;
+    if (detail && detail.shown.id === this.#id && detail.shown.version === version) {
+      this.shown = detail.shown;
+    }
+  }
+
+  /** What a decision on `item` binds to, or why there is none yet. */
+  #target(item: ItemSummary): Shown | string {
+    const shown = this.shown;
+    if (!shown || shown.id !== item.id || this.detail?.shown.version !== shown.version) {
+      return "Still loading this draft — nothing was decided. Try again once it is shown.";
+    }
+    if (this.settling) {
+      return "This draft just changed — read what changed before deciding.";
+    }
+    return shown;
+  }
+
+  /** Why the owner cannot decide on `item` right now (not shown yet, just changed), or null. */
+  notReady(item: ItemSummary | null): string | null {
+    if (!item) return "No draft is selected.";
+    const target = this.#target(item);
+    return typeof target === "string" ? target : null;
+  }
+
+  #settle(on: boolean): void {
+    if (this.#settleTimer) clearTimeout(this.#settleTimer);
+    this.#settleTimer = null;
+    this.settling = on;
+    if (on) this.#settleTimer = setTimeout(() => this.#settle(false), SETTLE_MS);
   }
 
   /** Reloads the open item (the mirror changed). */
@@ -88,7 +148,7 @@ export class Review {
     } catch (error) {
       this.actionError = error as UiError;
       // The item vanished or changed under the owner: show what the mirror holds now.
-      if (this.actionError.code === "not_found" || this.actionError.code === "refused") {
+      if (["not_found", "refused", "changed_since_shown"].includes(this.actionError.code)) {
         void this.reload();
       }
       return false;
@@ -97,26 +157,46 @@ export class Review {
     }
   }
 
-  /** Approves `item` if the rules allow it; says why not otherwise. */
-  approve(item: ItemSummary | null): Promise<boolean> {
-    const blocked = approveBlocked(item);
-    if (blocked || !item) {
-      this.actionError = { code: "refused", message: blocked ?? "" };
-      return Promise.resolve(false);
-    }
-    return this.#act(() => api.approve(item.id));
+  #refuse(message: string): Promise<boolean> {
+    this.actionError = { code: "refused", message };
+    return Promise.resolve(false);
   }
 
-  /** Rejects `item` with the owner's reason. */
-  reject(item: ItemSummary, reason: string): Promise<boolean> {
-    return this.#act(() => api.reject(item.id, reason));
+  /** Approves the version of `item` on screen if the rules allow it; says why not otherwise. */
+  approve(item: ItemSummary | null): Promise<boolean> {
+    const blocked = approveBlocked(item);
+    if (blocked || !item) return this.#refuse(blocked ?? "");
+    const target = this.#target(item);
+    if (typeof target === "string") return this.#refuse(target);
+    return this.#act(() => api.approve(target));
+  }
+
+  /** The version a rejection of `item` binds to (taken when the owner starts rejecting), or
+   * null with the reason shown. */
+  beginReject(item: ItemSummary | null): Shown | null {
+    const blocked = rejectBlocked(item);
+    if (blocked || !item) {
+      void this.#refuse(blocked ?? "");
+      return null;
+    }
+    const target = this.#target(item);
+    if (typeof target === "string") {
+      void this.#refuse(target);
+      return null;
+    }
+    this.actionError = null;
+    return target;
+  }
+
+  /** Rejects the version `shown` with the owner's reason. */
+  reject(shown: Shown, reason: string): Promise<boolean> {
+    return this.#act(() => api.reject(shown, reason));
   }
 
   /** Takes back the queued decision on `item`. */
   undo(item: ItemSummary | null): Promise<boolean> {
     if (!item || item.state !== "queued") {
-      this.actionError = { code: "refused", message: "There is nothing to undo for this draft." };
-      return Promise.resolve(false);
+      return this.#refuse("There is nothing to undo for this draft.");
     }
     return this.#act(() => api.undo(item.id));
   }

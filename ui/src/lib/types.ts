@@ -217,12 +217,30 @@ export interface AuditEntry {
   detail: string | null;
 }
 
+/** The version of an item on screen: decisions carry it (core's `Shown`). */
+export interface Shown {
+  id: number;
+  version: string;
+  digest: string;
+}
+
+/** A diff with what it compares against (core's `ReviewDiff`). */
+export interface ReviewDiff {
+  base: "previous_version" | "refused_draft" | "shown_version";
+  baseVersion: string;
+  diff: VersionDiff;
+}
+
 /** Everything about one item (core's `ReviewDetail`). */
 export interface ReviewDetail {
+  /** What a decision on this detail binds to: the version rendered and its bytes' sha256. */
+  shown: Shown;
+  /** The changes from the version the owner was reading, when it changed while on screen. */
+  changedSince: ReviewDiff | null;
   item: Item;
   view: ReviewView;
-  versions: { version: string; firstSeenAt: string; size: number }[];
-  diff: { base: "previous_version" | "refused_draft"; baseVersion: string; diff: VersionDiff } | null;
+  versions: { version: string; sha256: string; firstSeenAt: string; size: number }[];
+  diff: ReviewDiff | null;
   routes: RouteRecord[];
   redraftBound: string | null;
   decisions: Decision[];
@@ -281,6 +299,6 @@ export interface AppStatus {
 /** What every failing command rejects with (the shell's `UiError`). */
 export interface UiError {
   /** Only the codes the UI branches on; everything else is "internal". */
-  code: "mirror_unavailable" | "refused" | "not_found" | "internal";
+  code: "mirror_unavailable" | "refused" | "changed_since_shown" | "not_found" | "internal";
   message: string;
 }

@@ -111,6 +111,7 @@ pub struct Grant {
 pub struct RefreshGrant {
     pub scopes: Vec<String>,
     pub revoked: bool,
+    pub issued_at: Instant,
 }
 
 #[derive(Clone, Debug)]
@@ -119,6 +120,9 @@ pub struct CodeGrant {
     pub redirect_uri: String,
     /// `access_type=offline` was asked: only then does Google give a refresh token.
     pub offline: bool,
+    /// PKCE `(code_challenge, code_challenge_method)` of the authorization request: the code
+    /// exchange must then carry the matching `code_verifier` (RFC 7636 §4.6).
+    pub challenge: Option<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -170,6 +174,15 @@ pub struct State {
     pub consented_before: bool,
     pub access_tokens: HashMap<String, Grant>,
     pub refresh_tokens: HashMap<String, RefreshGrant>,
+    /// Refresh tokens older than this answer `invalid_grant`, as Google's do after 7 days for
+    /// an OAuth client in "Testing" publishing status.
+    pub refresh_token_lifetime: Option<Duration>,
+    /// The error code the consent page redirects with instead of a code (`access_denied`: the
+    /// owner pressed Cancel).
+    pub consent_error: Option<String>,
+    /// Whether `history.list` reports deleted messages. Google does not document that it does
+    /// for `labelId=DRAFT`; with this off the client must notice deletions by listing drafts.
+    pub history_reports_deletions: bool,
     quota: Bucket,
     pub fail: HashMap<String, FailFault>,
     pub delay: HashMap<String, DelayFault>,
@@ -194,6 +207,9 @@ impl State {
             consented_before: false,
             access_tokens: HashMap::new(),
             refresh_tokens: HashMap::new(),
+            refresh_token_lifetime: None,
+            consent_error: None,
+            history_reports_deletions: true,
             quota: Bucket {
                 per_minute,
                 available: f64::from(per_minute) / 60.0,
@@ -478,6 +494,7 @@ impl State {
                 RefreshGrant {
                     scopes: scopes.clone(),
                     revoked: false,
+                    issued_at: Instant::now(),
                 },
             );
             token
@@ -501,6 +518,16 @@ impl State {
             grant.revoked = true;
         }
         self.access_tokens.clear();
+    }
+
+    /// Whether a refresh token may still be used: not revoked, not past its lifetime.
+    pub fn refresh_grant(&self, refresh_token: &str) -> Option<&RefreshGrant> {
+        self.refresh_tokens.get(refresh_token).filter(|g| {
+            !g.revoked
+                && self
+                    .refresh_token_lifetime
+                    .is_none_or(|life| g.issued_at.elapsed() < life)
+        })
     }
 
     pub fn expire_access_tokens(&mut self) {

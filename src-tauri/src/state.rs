@@ -59,12 +59,9 @@ impl AppState {
                     None
                 }
             };
-            let options = AppOptions {
-                // The demo's agent files a Gmail draft a few seconds in: show it promptly.
-                gmail_poll: Duration::from_secs(3),
-                ..AppOptions::default()
-            };
-            (services, options, demo)
+            // The demo's agent files a Gmail draft a few seconds in: the visible-window
+            // cadence (5 s) shows it promptly.
+            (services, AppOptions::default(), demo)
         } else {
             // Honours COUNTERSIGN_SECRET_STORE=file (the e2e suite never touches a keyring).
             (Services::new(path), AppOptions::default(), None)

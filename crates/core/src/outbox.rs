@@ -196,6 +196,11 @@ impl Dispatcher {
             Err(e) => Step::refused(format!("cannot dispatch: {e}")),
         };
         let retry_at = match &step.outcome {
+            // Only a reconnect helps, and reconnecting makes it due at once
+            // (`Store::account_reconnected`): until then, look rarely.
+            DispatchOutcome::Retry(d) if d == countersign_gmail::GRANT_ENDED_SENTENCE => {
+                Some(Utc::now() + chrono::Duration::hours(1))
+            }
             DispatchOutcome::Retry(_) | DispatchOutcome::Uncertain(_) => {
                 let wait = backoff(&self.config, decision.attempts);
                 Some(Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default())

@@ -7,9 +7,11 @@ use std::time::Duration;
 use countersign_core::app::{AppOptions, RunningApp};
 use countersign_core::decide::{self, UndoWindow};
 use countersign_core::live::GmailCadence;
+use countersign_core::services::GmailConnect;
 use countersign_core::store::DecisionFilter;
 use countersign_core::sync::{sync_gmail, sync_gmail_with, Listing, LISTING_INTERVAL};
 use countersign_core::{DecisionState, ItemState};
+use countersign_gmail::Browser;
 
 use crate::support::{eventually, item_for, quick_dispatch, reply, sync, Env};
 
@@ -252,4 +254,36 @@ fn the_default_cadence_is_five_seconds_visible_and_a_minute_hidden() {
     let cadence = GmailCadence::default();
     assert_eq!(cadence.every(true), Duration::from_secs(5));
     assert_eq!(cadence.every(false), Duration::from_secs(60));
+}
+
+#[tokio::test]
+async fn a_web_application_client_is_refused_before_any_browser_opens() {
+    let env = Env::new().await;
+    let mut json = env.gmail.client_secret_json();
+    let web = json["installed"].take();
+    let opened = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = opened.clone();
+    let connect = GmailConnect {
+        client_secret_json: serde_json::json!({ "web": web }).to_string(),
+        api_base: env.gmail.api_base(),
+        tokeninfo_url: env.gmail.tokeninfo_url(),
+        browser: Browser::Custom(Arc::new(move |_url| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async { Ok(()) })
+        })),
+        consent_timeout: Duration::from_secs(300),
+    };
+    let err = env
+        .services
+        .connect_gmail(&env.store, connect)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("create an OAuth client of type \"Desktop app\""),
+        "{err}"
+    );
+    assert_eq!(opened.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(env.gmail.request_count("oauth.authorize"), 0);
+    assert!(env.store.list_accounts().await.unwrap().is_empty());
 }

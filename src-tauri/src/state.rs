@@ -1,7 +1,6 @@
 //! What the running app holds: the data directory, the mirror (or why it could not open), the
 //! running core app (dispatcher and live syncs) and, in demo mode, the embedded fakes.
 
-
 use countersign_core::app::{AppOptions, OnEvent, RunningApp};
 use countersign_core::services::Services;
 use countersign_core::Store;

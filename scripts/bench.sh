@@ -6,6 +6,8 @@
 #
 #   scripts/bench.sh                 # everything (the Gmail sync alone takes about a minute)
 #   scripts/bench.sh outbox render   # only some benches
+#   scripts/bench.sh gmail_latency   # new-draft latency at the real polling cadence (about
+#                                    # 6 minutes, so not in the default set)
 #
 # The counts can be changed through GMAIL_SYNC_BENCH_DRAFTS, OUTBOX_BENCH_DECISIONS,
 # OUTBOX_BENCH_DISPATCH, OUTBOX_BENCH_QUOTA_SENDS and RENDER_BENCH_ROUNDS.

@@ -55,6 +55,23 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         })
         .on_window_event(|window, event| {
+            if window.label() == events::MAIN_WINDOW
+                && matches!(
+                    event,
+                    WindowEvent::Focused(_)
+                        | WindowEvent::Resized(_)
+                        | WindowEvent::CloseRequested { .. }
+                )
+            {
+                // Core paces the Gmail checks by this (every 5 s visible, 60 s hidden); hiding
+                // to the tray below also ends here, as the window is no longer visible then.
+                let visible = window.is_visible().unwrap_or(true)
+                    && !window.is_minimized().unwrap_or(false)
+                    && !matches!(event, WindowEvent::CloseRequested { .. });
+                if let Ok(running) = window.state::<AppState>().app() {
+                    running.set_window_visible(visible);
+                }
+            }
             if let WindowEvent::CloseRequested { api, .. } = event {
                 if window.label() == events::MAIN_WINDOW && tray::exists(window.app_handle()) {
                     // Closing hides: the app stays in the tray; "Quit" exits.

@@ -1,8 +1,6 @@
 //! What the running app holds: the data directory, the mirror (or why it could not open), the
 //! running core app (dispatcher and live syncs) and, in demo mode, the embedded fakes.
 
-use std::time::Duration;
-
 use countersign_core::app::{AppOptions, OnEvent, RunningApp};
 use countersign_core::services::Services;
 use countersign_core::Store;
@@ -59,12 +57,9 @@ impl AppState {
                     None
                 }
             };
-            let options = AppOptions {
-                // The demo's agent files a Gmail draft a few seconds in: show it promptly.
-                gmail_poll: Duration::from_secs(3),
-                ..AppOptions::default()
-            };
-            (services, options, demo)
+            // The demo's agent files a Gmail draft a few seconds in: the visible-window
+            // cadence (5 s) shows it promptly.
+            (services, AppOptions::default(), demo)
         } else {
             // Honours COUNTERSIGN_SECRET_STORE=file (the e2e suite never touches a keyring).
             (Services::new(path), AppOptions::default(), None)

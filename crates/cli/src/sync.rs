@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use countersign_core::store::Account;
-use countersign_core::sync::{sync_gmail, sync_muster};
+use countersign_core::sync::{sync_gmail_with, sync_muster, Listing};
 use countersign_core::{Error, Source, Store};
 use serde::Serialize;
 
@@ -82,7 +82,9 @@ async fn sync_one(
     match account.kind {
         Source::Gmail => {
             let client = services.gmail(account).await?;
-            let report = sync_gmail(store, account, &client).await?;
+            // The owner asked: list every draft, so one deleted or sent in Gmail is seen even
+            // where history does not report it.
+            let report = sync_gmail_with(store, account, &client, Listing::Always).await?;
             line.new_items = report.new_items;
             line.new_versions = report.new_versions;
             line.gone = report.gone;

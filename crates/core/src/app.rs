@@ -4,6 +4,7 @@
 //!
 //! The desktop shell holds one [`RunningApp`] and forwards its events; it decides nothing.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,17 +15,17 @@ use tokio::sync::watch;
 
 use crate::domain::Source;
 use crate::error::Result;
-use crate::live::{follow_muster, poll_gmail, LiveChange, OnChange};
+use crate::live::{follow_muster, poll_gmail, GmailCadence, LiveChange, OnChange};
 use crate::outbox::{DispatchConfig, DispatchReport, Dispatcher};
 use crate::services::Services;
 use crate::store::{Account, ItemSummary, Refusal, Store};
-use crate::sync::{sync_gmail, sync_muster};
+use crate::sync::{sync_gmail_with, sync_muster, Listing};
 
 /// How the running app paces itself.
 #[derive(Clone, Debug)]
 pub struct AppOptions {
-    /// How often Gmail is synced (it has no push for desktop apps).
-    pub gmail_poll: Duration,
+    /// How often Gmail is synced (it has no push for desktop apps), window visible or not.
+    pub gmail_cadence: GmailCadence,
     /// How often the dispatcher looks at the outbox.
     pub dispatch_tick: Duration,
     /// muster's event stream.
@@ -36,7 +37,7 @@ pub struct AppOptions {
 impl Default for AppOptions {
     fn default() -> Self {
         AppOptions {
-            gmail_poll: Duration::from_secs(30),
+            gmail_cadence: GmailCadence::default(),
             dispatch_tick: Duration::from_millis(250),
             events: EventOptions::default(),
             dispatch: DispatchConfig::default(),
@@ -81,6 +82,9 @@ pub struct RunningApp {
     viewing: Arc<Mutex<Option<i64>>>,
     stop: watch::Sender<bool>,
     dispatching: bool,
+    window_visible: watch::Sender<bool>,
+    poll_gmail_now: Arc<tokio::sync::Notify>,
+    followed_gmail: Mutex<HashSet<String>>,
 }
 
 impl std::fmt::Debug for RunningApp {
@@ -112,6 +116,10 @@ impl RunningApp {
             viewing: Arc::default(),
             stop,
             dispatching: false,
+            // Until the shell says otherwise (a headless app has no window to hide).
+            window_visible: watch::channel(true).0,
+            poll_gmail_now: Arc::default(),
+            followed_gmail: Mutex::default(),
         };
         app.dispatching = app.start_dispatcher().await?;
         for account in app.store.list_accounts().await? {
@@ -135,18 +143,30 @@ impl RunningApp {
         self.dispatching
     }
 
-    /// Start following an account that was just connected.
+    /// Start following an account that was just connected. A Gmail account followed already
+    /// (reconnected) is checked at once by its running loop.
     pub fn follow(&self, account: Account) {
         let on_change = self.change_handler();
         let stop = self.stop.subscribe();
         let store = self.store.clone();
         match account.kind {
             Source::Gmail => {
+                let new = self
+                    .followed_gmail
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(account.id.clone());
+                if !new {
+                    self.poll_gmail_now.notify_waiters();
+                    return;
+                }
                 tokio::spawn(poll_gmail(
                     store,
                     self.services.clone(),
                     account,
-                    self.options.gmail_poll,
+                    self.options.gmail_cadence,
+                    self.window_visible.subscribe(),
+                    self.poll_gmail_now.clone(),
                     on_change,
                     stop,
                 ));
@@ -174,12 +194,25 @@ impl RunningApp {
         *self.viewing.lock().unwrap_or_else(|e| e.into_inner()) = item_id;
     }
 
-    /// Sync every account once, now.
+    /// Whether the main window is visible (shown and not minimized): Gmail is then checked every
+    /// `gmail_cadence.visible`, otherwise every `gmail_cadence.hidden`. Becoming visible checks at
+    /// once when the last check is older than the visible cadence.
+    pub fn set_window_visible(&self, visible: bool) {
+        self.window_visible.send_if_modified(|current| {
+            let changed = *current != visible;
+            *current = visible;
+            changed
+        });
+    }
+
+    /// Sync every account once, now (listing every Gmail draft: the owner asked).
     pub async fn sync_now(&self) -> Result<()> {
         for account in self.store.list_accounts().await? {
             let result = match account.kind {
                 Source::Gmail => match self.services.gmail(&account).await {
-                    Ok(client) => sync_gmail(&self.store, &account, &client).await.map(drop),
+                    Ok(client) => sync_gmail_with(&self.store, &account, &client, Listing::Always)
+                        .await
+                        .map(drop),
                     Err(e) => Err(e),
                 },
                 Source::Muster => match self.services.muster(&account).await {

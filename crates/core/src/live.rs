@@ -1,5 +1,6 @@
 //! Keeping the mirror fresh while an app runs: muster's event stream (a full re-sync after every
-//! (re)connect, targeted re-fetches on change events) and a periodic Gmail sync.
+//! (re)connect, targeted re-fetches on change events) and a periodic Gmail sync whose cadence
+//! follows whether the window is visible ([`GmailCadence`]).
 //!
 //! Each change is reported to a callback, which the desktop app turns into UI events and
 //! notifications; nothing here polls the UI or knows about it.
@@ -14,7 +15,7 @@ use tokio::sync::watch;
 use crate::error::Result;
 use crate::services::Services;
 use crate::store::{Account, Refusal, Store};
-use crate::sync::{muster::apply_event, sync_gmail};
+use crate::sync::{muster::apply_event, sync_gmail_with, Listing};
 
 /// Something that changed in the mirror or in a service's reachability.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -95,64 +96,165 @@ pub async fn follow_muster(
     }
 }
 
-/// Sync one Gmail account every `every` until `stop` turns true (Gmail offers no push to a
-/// desktop app; an incremental sync with no changes costs one request).
-pub async fn poll_gmail(
-    store: Store,
-    services: Services,
-    account: Account,
-    every: Duration,
-    on_change: OnChange,
-    mut stop: watch::Receiver<bool>,
-) {
-    let mut online = true;
-    loop {
-        match sync_account_once(&store, &services, &account).await {
-            Ok(changed) => {
-                if !online {
-                    online = true;
-                    let _ = store.set_account_online(&account.id, true, None).await;
-                    on_change(LiveChange::Reachability {
-                        account_id: account.id.clone(),
-                        online,
-                        detail: None,
-                    });
-                }
-                if changed {
-                    on_change(LiveChange::ItemsChanged {
-                        account_id: account.id.clone(),
-                        new_refusals: vec![],
-                    });
-                }
-            }
-            Err(e) => {
-                let unreachable = matches!(
-                    &e,
-                    crate::Error::Gmail(countersign_gmail::Error::Transport { .. })
-                        | crate::Error::Gmail(countersign_gmail::Error::Server { .. })
-                );
-                let _ = store
-                    .record_sync_failure(&account.id, &e.to_string(), !unreachable)
-                    .await;
-                if unreachable && online {
-                    online = false;
-                    on_change(LiveChange::Reachability {
-                        account_id: account.id.clone(),
-                        online,
-                        detail: Some(e.to_string()),
-                    });
-                }
-            }
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = stop.changed() => return,
+/// How often Gmail is checked. Gmail offers a desktop app no push; an incremental check with no
+/// change is one `history.list` (2 units): every 5 s is 24 units a minute, 0.2 % of the
+/// 15,000-unit per-user quota.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GmailCadence {
+    /// While the window is visible: a draft the agent saves shows within seconds.
+    pub visible: Duration,
+    /// While the window is hidden (in the tray) or minimized.
+    pub hidden: Duration,
+}
+
+impl Default for GmailCadence {
+    fn default() -> Self {
+        GmailCadence {
+            visible: Duration::from_secs(5),
+            hidden: Duration::from_secs(60),
         }
     }
 }
 
-async fn sync_account_once(store: &Store, services: &Services, account: &Account) -> Result<bool> {
+impl GmailCadence {
+    /// The wait between two checks for this window state.
+    pub fn every(&self, window_visible: bool) -> Duration {
+        if window_visible {
+            self.visible
+        } else {
+            self.hidden
+        }
+    }
+}
+
+/// Sync one Gmail account at `cadence` until `stop` turns true: every `cadence.visible` while
+/// `window_visible` holds true, every `cadence.hidden` otherwise; a `poll_now` notification
+/// checks at once. The first sync of the loop lists every draft (the reconciliation at start);
+/// later ones list when [`crate::sync::LISTING_INTERVAL`] has passed.
+///
+/// An account that needs reconnecting is not read: the loop says so once and waits until the
+/// account is connected again.
+#[allow(clippy::too_many_arguments)]
+pub async fn poll_gmail(
+    store: Store,
+    services: Services,
+    account: Account,
+    cadence: GmailCadence,
+    mut window_visible: watch::Receiver<bool>,
+    poll_now: Arc<tokio::sync::Notify>,
+    on_change: OnChange,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut online = true;
+    let mut listed_at_start = false;
+    let mut told_reconnect = false;
+    loop {
+        let current = match store.get_account(&account.id).await {
+            Ok(current) => current,
+            // Removed while we slept: nothing left to follow.
+            Err(crate::Error::NotFound { .. }) => return,
+            Err(_) => account.clone(),
+        };
+        if let Some(reason) = &current.reconnect_reason {
+            if !told_reconnect {
+                told_reconnect = true;
+                on_change(LiveChange::Reachability {
+                    account_id: account.id.clone(),
+                    online: false,
+                    detail: Some(reason.clone()),
+                });
+            }
+        } else {
+            if told_reconnect {
+                // Reconnected: say so even if the service never stopped answering.
+                told_reconnect = false;
+                online = false;
+            }
+            let listing = if listed_at_start {
+                Listing::WhenDue
+            } else {
+                Listing::Always
+            };
+            match sync_account_once(&store, &services, &current, listing).await {
+                Ok(changed) => {
+                    listed_at_start = true;
+                    if !online {
+                        online = true;
+                        let _ = store.set_account_online(&account.id, true, None).await;
+                        on_change(LiveChange::Reachability {
+                            account_id: account.id.clone(),
+                            online,
+                            detail: None,
+                        });
+                    }
+                    if changed {
+                        on_change(LiveChange::ItemsChanged {
+                            account_id: account.id.clone(),
+                            new_refusals: vec![],
+                        });
+                    }
+                }
+                Err(crate::Error::Gmail(countersign_gmail::Error::GrantEnded)) => {
+                    // The sync marked the account; the next round tells the owner once.
+                    let _ = store
+                        .record_sync_failure(
+                            &account.id,
+                            countersign_gmail::GRANT_ENDED_SENTENCE,
+                            true,
+                        )
+                        .await;
+                    continue;
+                }
+                Err(e) => {
+                    let unreachable = matches!(
+                        &e,
+                        crate::Error::Gmail(countersign_gmail::Error::Transport { .. })
+                            | crate::Error::Gmail(countersign_gmail::Error::Server { .. })
+                    );
+                    let _ = store
+                        .record_sync_failure(&account.id, &e.to_string(), !unreachable)
+                        .await;
+                    if unreachable && online {
+                        online = false;
+                        on_change(LiveChange::Reachability {
+                            account_id: account.id.clone(),
+                            online,
+                            detail: Some(e.to_string()),
+                        });
+                    }
+                }
+            }
+        }
+        let checked = tokio::time::Instant::now();
+        loop {
+            let next = checked + cadence.every(*window_visible.borrow());
+            tokio::select! {
+                _ = tokio::time::sleep_until(next) => break,
+                _ = poll_now.notified() => break,
+                // Shown again: the visible cadence applies from the last check at once.
+                changed = window_visible.changed() => {
+                    if changed.is_err() {
+                        // No shell reports visibility any more: keep the last known state.
+                        tokio::select! {
+                            _ = tokio::time::sleep_until(next) => break,
+                            _ = poll_now.notified() => break,
+                            _ = stop.changed() => return,
+                        }
+                    }
+                }
+                _ = stop.changed() => return,
+            }
+        }
+    }
+}
+
+async fn sync_account_once(
+    store: &Store,
+    services: &Services,
+    account: &Account,
+    listing: Listing,
+) -> Result<bool> {
     let client = services.gmail(account).await?;
-    let report = sync_gmail(store, account, &client).await?;
+    let report = sync_gmail_with(store, account, &client, listing).await?;
     Ok(report != Default::default())
 }

@@ -197,6 +197,11 @@ impl Dispatcher {
             Err(e) => Step::refused(format!("cannot dispatch: {e}")),
         };
         let retry_at = match &step.outcome {
+            // Only a reconnect helps, and reconnecting makes it due at once
+            // (`Store::account_reconnected`): until then, look rarely.
+            DispatchOutcome::Retry(d) if d == countersign_gmail::GRANT_ENDED_SENTENCE => {
+                Some(Utc::now() + chrono::Duration::hours(1))
+            }
             DispatchOutcome::Retry(_) | DispatchOutcome::Uncertain(_) => {
                 step.retry_at.or_else(|| {
                     let wait = backoff(&self.config, decision.attempts);
@@ -236,6 +241,11 @@ impl Dispatcher {
         self.store
             .set_account_online(&account_id, !offline, detail.filter(|_| offline))
             .await?;
+        if detail == Some(countersign_gmail::GRANT_ENDED_SENTENCE) {
+            self.store
+                .mark_reconnect_needed(&account_id, countersign_gmail::GRANT_ENDED_SENTENCE)
+                .await?;
+        }
         if let Some((kind, reason)) = &step.refusal {
             let key = format!("decision:{}:{}", decision.id, kind.as_str());
             self.store
@@ -263,6 +273,10 @@ impl Dispatcher {
         let (account, item) = self.context(decision).await?;
         match account.kind {
             Source::Gmail => {
+                if let Some(reason) = &account.reconnect_reason {
+                    // Not even a token refresh: it waits, queued, for the reconnect.
+                    return Ok(Step::retry(reason.clone()));
+                }
                 let client = self.services.gmail_for_dispatch(&account).await?;
                 let gmail = GmailDispatch {
                     store: &self.store,
@@ -604,6 +618,10 @@ fn read_failure(error: countersign_gmail::Error) -> Step {
         countersign_gmail::Error::SignInAgain | countersign_gmail::Error::Unauthorized => {
             Step::retry("sign in to Gmail again: the account's access was refused")
         }
+        // Waits, queued, until the account is reconnected (`record` marks the account).
+        countersign_gmail::Error::GrantEnded => {
+            Step::retry(countersign_gmail::GRANT_ENDED_SENTENCE)
+        }
         other => Step::refused(other.to_string()),
     }
 }
@@ -625,6 +643,8 @@ fn send_failure(error: countersign_gmail::Error) -> Step {
         G::SignInAgain | G::Unauthorized => {
             Step::retry("sign in to Gmail again: the account's access was refused")
         }
+        // The token refresh failed before the send left: it waits for the reconnect.
+        G::GrantEnded => Step::retry(countersign_gmail::GRANT_ENDED_SENTENCE),
         other => Step::refused(format!("Google refused to send it: {other}")),
     }
 }

@@ -257,6 +257,7 @@ impl Services {
             },
         )?;
         self.gmail.lock().await.remove(&account.id);
+        store.account_reconnected(&account.id).await?;
         Ok(account)
     }
 

@@ -91,6 +91,23 @@ pub enum Error {
     /// The refresh token was revoked or expired (`invalid_grant`), or no tokens are stored.
     #[error("cannot use this Gmail account: sign in to Gmail again (reconnect the account)")]
     SignInAgain,
+    /// A refresh was answered `invalid_grant` (RFC 6749 §5.2): Google ended this sign-in. The
+    /// account needs reconnecting; nothing it waits to send is lost.
+    #[error("{}", GRANT_ENDED_SENTENCE)]
+    GrantEnded,
+    /// The owner pressed Cancel on Google's consent page (`error=access_denied`).
+    #[error("You declined access on Google's page; nothing was connected")]
+    ConsentDeclined,
+    /// Google's consent page redirected back with another `error=` code.
+    #[error("cannot connect the Gmail account: Google's sign-in page answered {code}{}; nothing was connected", consent_error_meaning(code))]
+    ConsentRefused {
+        /// Google's `error` code, e.g. `admin_policy_enforced`.
+        code: String,
+    },
+    /// The redirect that reached the loopback listener did not carry the `state` this sign-in
+    /// sent: it is not the answer to our request (RFC 6749 §10.12).
+    #[error("cannot connect the Gmail account: the answer that reached this computer does not belong to this sign-in (its state did not match); nothing was connected, start again")]
+    ConsentStateMismatch,
     /// The user did not finish consent in the browser in time.
     #[error("cannot connect the Gmail account: no answer from the browser within {} s; start again and finish the Google sign-in page", waited.as_secs())]
     ConsentTimedOut {
@@ -115,6 +132,36 @@ pub enum Error {
         /// What failed, without tokens.
         detail: String,
     },
+}
+
+/// What the owner reads when Google ended the sign-in, with the likely causes.
+pub const GRANT_ENDED_SENTENCE: &str = "Reconnect needed: Google ended this sign-in. Likely \
+    causes: the OAuth client is still in \"Testing\" publishing status (Google lets its refresh \
+    tokens expire after 7 days), the access was removed at \
+    https://myaccount.google.com/permissions, or the Google account's password changed. \
+    Decisions waiting to be sent stay queued until the account is reconnected.";
+
+/// Google's consent-page error codes in words (native-app guide, "Error messages").
+fn consent_error_meaning(code: &str) -> &'static str {
+    match code {
+        "admin_policy_enforced" => {
+            " (the Google Workspace administrator does not allow this app or scope)"
+        }
+        "disallowed_useragent" => " (Google does not allow sign-in from this browser)",
+        "org_internal" => {
+            " (the OAuth client is limited to users of another Google Cloud organization)"
+        }
+        "invalid_client" | "deleted_client" => {
+            " (the OAuth client in client_secret.json is unknown or deleted)"
+        }
+        "invalid_scope" => " (Google does not accept the requested permission)",
+        "redirect_uri_mismatch" => {
+            " (the OAuth client does not accept a loopback redirect: use a \"Desktop app\" client)"
+        }
+        "unauthorized_client" => " (this OAuth client may not use this sign-in flow)",
+        "invalid_request" => " (the sign-in request was malformed)",
+        _ => "",
+    }
 }
 
 impl Error {

@@ -31,12 +31,12 @@ pub use client::{
     tokeninfo_url_for, ClientConfig, GmailClient, GOOGLE_API_BASE, GOOGLE_TOKENINFO_URL,
 };
 pub use drafts::{DraftRef, RawDraft, SentMessage};
-pub use error::{Error, Result};
+pub use error::{Error, Result, GRANT_ENDED_SENTENCE};
 pub use history::{HistoryChanges, HistoryRecord};
 pub use messages::{MessageMetadata, MessageQuery, MessageRef};
 pub use oauth::{
     can_read, can_send, connect, Browser, ClientSecret, ConnectOptions, Connection,
-    OAuthTokenSource, OpenUrl, RefusalSentence, LOG_FILTER_DIRECTIVE,
+    OAuthTokenSource, OpenUrl, RefusalSentence, LOG_FILTER_DIRECTIVE, WEB_CLIENT_SENTENCE,
 };
 pub use profile::Profile;
 pub use quota::{Method, QuotaLimiter};

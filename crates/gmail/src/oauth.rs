@@ -1,9 +1,12 @@
 //! Connecting a Gmail account: Google's installed-app OAuth flow with a loopback redirect, the
 //! scopes it grants, and refreshing tokens afterwards.
 //!
-//! Consent runs through yup-oauth2's `InstalledFlowAuthenticator` with
-//! `InstalledFlowReturnMethod::HTTPRedirect` (the out-of-band flow is gone:
+//! Consent runs through the `oauth2` crate (authorization URL with `state` and PKCE `S256`,
+//! code exchange with the verifier) and a loopback listener on `http://127.0.0.1:PORT/` (the
+//! out-of-band flow is gone:
 //! <https://developers.google.com/identity/protocols/oauth2/resources/oob-migration>).
+//! yup-oauth2's installed flow sends neither `state` nor PKCE and keeps waiting after an
+//! `error=` redirect, so it only parses `client_secret.json` here (docs/gmail.md).
 //! Afterwards [`OAuthTokenSource`] refreshes the stored tokens itself: yup-oauth2's
 //! `Authenticator::token` silently starts a new browser consent when a refresh fails
 //! (`authenticator.rs`, `find_token_info`), and a revoked token must instead say "sign in to
@@ -23,7 +26,7 @@ use tokio::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::token::TokenSource;
-use crate::token_store::{ConsentStorage, OAuthTokens, TokenStorageKind, TokenStore};
+use crate::token_store::{OAuthTokens, TokenStorageKind, TokenStore};
 use crate::tokeninfo::{fetch_granted_scopes, GrantedScopes};
 
 /// Read, compose and send (and label); what Countersign asks for.
@@ -84,6 +87,14 @@ pub fn can_read<S: AsRef<str>>(scopes: &[S]) -> std::result::Result<(), RefusalS
     }
 }
 
+/// Why a "Web application" client is refused: Google accepts for it only the redirect URIs
+/// registered in the console, never a loopback port chosen at sign-in (native-app guide,
+/// "Loopback IP address").
+pub const WEB_CLIENT_SENTENCE: &str = "this is a \"Web application\" OAuth client, and Google \
+    refuses its sign-in from a desktop app (web clients cannot redirect to a port on this \
+    computer). In Google Cloud Console, create an OAuth client of type \"Desktop app\" and use \
+    its client_secret.json";
+
 /// The user's own OAuth client, from the `client_secret.json` Google Cloud Console gives for a
 /// "Desktop app" client. `Debug` hides the secret.
 #[derive(Clone)]
@@ -100,20 +111,23 @@ impl std::fmt::Debug for ClientSecret {
 }
 
 impl ClientSecret {
-    /// Parse a `client_secret.json` (`{"installed":{…}}`, or `{"web":{…}}`).
+    /// Parse a `client_secret.json` of a "Desktop app" client (`{"installed":{…}}`); a "Web
+    /// application" client (`{"web":{…}}`) is refused with [`WEB_CLIENT_SENTENCE`].
     pub fn from_json(json: &str) -> Result<Self> {
         let console: yup_oauth2::ConsoleApplicationSecret =
             serde_json::from_str(json).map_err(|e| Error::ClientSecret {
                 detail: format!("not a Google OAuth client file: {e}"),
             })?;
-        let secret = console
-            .installed
-            .or(console.web)
-            .ok_or_else(|| Error::ClientSecret {
-                detail: "it has neither an \"installed\" nor a \"web\" client; create a \
-                         \"Desktop app\" OAuth client"
-                    .into(),
-            })?;
+        if console.installed.is_none() && console.web.is_some() {
+            return Err(Error::ClientSecret {
+                detail: WEB_CLIENT_SENTENCE.into(),
+            });
+        }
+        let secret = console.installed.ok_or_else(|| Error::ClientSecret {
+            detail: "it holds no \"installed\" client; in Google Cloud Console create an \
+                     OAuth client of type \"Desktop app\" and use its client_secret.json"
+                .into(),
+        })?;
         if secret.client_id.is_empty() || secret.token_uri.is_empty() || secret.auth_uri.is_empty()
         {
             return Err(Error::ClientSecret {
@@ -202,6 +216,14 @@ pub struct Connection {
 
 /// Run the consent flow for `account_id` and store its tokens in `store`.
 ///
+/// Google's installed-app flow
+/// (<https://developers.google.com/identity/protocols/oauth2/native-app>): a listener on
+/// `http://127.0.0.1:PORT/` (an IP literal, so a browser that resolves `localhost` to `::1`
+/// cannot miss it), an authorization request with a random `state` and a PKCE `S256`
+/// challenge, then the code exchanged with its `code_verifier`. The redirect is checked before
+/// anything else: a foreign `state` is refused; `error=access_denied` (Cancel) and any other
+/// `error=` end the connect at once, not after `options.consent_timeout`.
+///
 /// The consent page is always shown, even when tokens are stored (reconnecting is how a user
 /// grants a missing scope). Fails with [`Error::ConsentTimedOut`] when the browser does not come
 /// back within `options.consent_timeout`.
@@ -211,100 +233,180 @@ pub async fn connect(
     account_id: &str,
     options: ConnectOptions,
 ) -> Result<Connection> {
-    let authenticator = yup_oauth2::InstalledFlowAuthenticator::builder(
-        secret.0.clone(),
-        yup_oauth2::InstalledFlowReturnMethod::HTTPRedirect,
-    )
-    .with_storage(Box::new(ConsentStorage {
-        store: store.clone(),
-        account: account_id.to_owned(),
-    }))
-    .flow_delegate(Box::new(ConsentDelegate {
-        browser: options.browser.clone(),
-    }))
-    // `prompt=select_account consent`: Google hands out a refresh token only on a consent it
-    // shows, so a reconnect (e.g. to grant a missing scope) must show it again; it also lets
-    // the user pick the right Google account.
-    .force_account_selection(true)
-    .build()
-    .await
-    .map_err(|e| Error::OAuth {
+    let setup = |e: &dyn std::fmt::Display| Error::OAuth {
         detail: format!("cannot start the sign-in: {e}"),
-    })?;
+    };
+    let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+        .await
+        .map_err(|e| setup(&e))?;
+    let port = listener.local_addr().map_err(|e| setup(&e))?.port();
+    let redirect = format!("http://127.0.0.1:{port}/");
+    let client = oauth2::basic::BasicClient::new(oauth2::ClientId::new(secret.0.client_id.clone()))
+        .set_client_secret(oauth2::ClientSecret::new(secret.0.client_secret.clone()))
+        .set_auth_uri(oauth2::AuthUrl::new(secret.0.auth_uri.clone()).map_err(|e| setup(&e))?)
+        .set_token_uri(oauth2::TokenUrl::new(secret.0.token_uri.clone()).map_err(|e| setup(&e))?)
+        .set_redirect_uri(oauth2::RedirectUrl::new(redirect).map_err(|e| setup(&e))?)
+        // Google's examples send the client in the form body.
+        .set_auth_type(oauth2::AuthType::RequestBody);
+    let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
+    let (url, state) = client
+        .authorize_url(oauth2::CsrfToken::new_random)
+        .add_scopes(
+            REQUESTED_SCOPES
+                .iter()
+                .map(|s| oauth2::Scope::new((*s).to_owned())),
+        )
+        .set_pkce_challenge(challenge)
+        // A refresh token, on every connect: Google hands one out only on a consent it shows,
+        // so a reconnect (e.g. to grant a missing scope) must show it again; it also lets the
+        // user pick the right Google account.
+        .add_extra_param("access_type", "offline")
+        .add_extra_param("prompt", "select_account consent")
+        .url();
 
-    let token = tokio::time::timeout(
-        options.consent_timeout,
-        authenticator.token(REQUESTED_SCOPES),
-    )
-    .await
-    .map_err(|_| Error::ConsentTimedOut {
-        waited: options.consent_timeout,
-    })?
-    .map_err(oauth_error)?;
-    let access = token.token().ok_or_else(|| Error::OAuth {
-        detail: "Google gave no access token".into(),
+    let (redirects, mut redirected) = tokio::sync::mpsc::channel(1);
+    let (stop_listener, stopped) = tokio::sync::oneshot::channel::<()>();
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(
+            move |axum::extract::RawQuery(query): axum::extract::RawQuery| async move {
+                let params: Vec<(String, String)> =
+                    url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+                        .into_owned()
+                        .collect();
+                let failed = params.iter().any(|(k, _)| k == "error");
+                // Only the first answer counts; a reload finds the channel full.
+                let _ = redirects.try_send(params);
+                axum::response::Html(if failed {
+                    "<!doctype html><title>Countersign</title><p>Nothing was connected. You can \
+                     close this tab and return to Countersign.</p>"
+                } else {
+                    "<!doctype html><title>Countersign</title><p>Countersign received Google's \
+                     answer. You can close this tab and return to Countersign.</p>"
+                })
+            },
+        ),
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    // Dropped on every return: the listener ends with this sign-in.
+    let _stop_listener = stop_listener;
+
+    present_url(&options.browser, url.as_str())
+        .await
+        .map_err(|e| Error::OAuth {
+            detail: format!("cannot show Google's sign-in page: {e}"),
+        })?;
+    let params = tokio::time::timeout(options.consent_timeout, redirected.recv())
+        .await
+        .map_err(|_| Error::ConsentTimedOut {
+            waited: options.consent_timeout,
+        })?
+        .ok_or_else(|| Error::OAuth {
+            detail: "the loopback listener stopped".into(),
+        })?;
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    // The state first: an answer to someone else's request is refused whatever it says
+    // (RFC 6749 §10.12).
+    if param("state") != Some(state.secret().as_str()) {
+        return Err(Error::ConsentStateMismatch);
+    }
+    match param("error") {
+        Some("access_denied") => return Err(Error::ConsentDeclined),
+        Some(code) => {
+            return Err(Error::ConsentRefused {
+                code: code.to_owned(),
+            })
+        }
+        None => {}
+    }
+    let code = param("code").ok_or_else(|| Error::BadResponse {
+        detail: "Google's redirect carried neither a code nor an error".into(),
     })?;
     let http = reqwest::Client::builder()
+        // The token endpoint must answer itself: following a redirect would hand the code on.
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
         .build()
-        .map_err(|e| Error::OAuth {
-            detail: format!("cannot build the HTTP client: {e}"),
-        })?;
+        .map_err(|e| setup(&e))?;
+    let token = client
+        .exchange_code(oauth2::AuthorizationCode::new(code.to_owned()))
+        .set_pkce_verifier(verifier)
+        .request_async(&http)
+        .await
+        .map_err(exchange_error)?;
+    use oauth2::TokenResponse as _;
+    let tokens = OAuthTokens {
+        access_token: Some(token.access_token().secret().clone()),
+        refresh_token: token.refresh_token().map(|r| r.secret().clone()),
+        expires_at_unix: token
+            .expires_in()
+            .map(|d| chrono::Utc::now().timestamp() + d.as_secs() as i64),
+    };
+    let access = token.access_token().secret().as_str();
     let granted = fetch_granted_scopes(&http, &options.tokeninfo_url, access).await?;
+    store.save(account_id, &tokens)?;
     Ok(Connection {
         granted,
         storage_kind: store.kind(),
     })
 }
 
-/// yup-oauth2 errors, without anything secret: its `Display` names error codes and Google's
-/// descriptions, never tokens.
-fn oauth_error(error: yup_oauth2::Error) -> Error {
+/// The code exchange's errors, without anything secret: Google's error code and description,
+/// never the code or the tokens.
+fn exchange_error(
+    error: oauth2::RequestTokenError<
+        oauth2::HttpClientError<reqwest::Error>,
+        oauth2::basic::BasicErrorResponse,
+    >,
+) -> Error {
     match error {
-        yup_oauth2::Error::AuthError(auth) => Error::OAuth {
-            detail: format!("Google refused: {auth}"),
+        oauth2::RequestTokenError::ServerResponse(answer) => Error::OAuth {
+            detail: format!(
+                "Google refused the sign-in code: {}{}",
+                answer.error(),
+                answer
+                    .error_description()
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default()
+            ),
         },
-        yup_oauth2::Error::HttpError(_) | yup_oauth2::Error::HttpClientError(_) => {
-            Error::Transport { request_sent: true }
-        }
-        other => Error::OAuth {
-            detail: other.to_string(),
-        },
-    }
-}
-
-struct ConsentDelegate {
-    browser: Browser,
-}
-
-impl yup_oauth2::authenticator_delegate::InstalledFlowDelegate for ConsentDelegate {
-    fn present_user_url<'a>(
-        &'a self,
-        url: &'a str,
-        _need_code: bool,
-    ) -> Pin<Box<dyn Future<Output = std::result::Result<String, String>> + Send + 'a>> {
-        let url = url.to_owned();
-        let browser = self.browser.clone();
-        Box::pin(async move {
-            match browser {
-                Browser::Custom(open) => open(url).await?,
-                Browser::PrintUrl => print_url(&url),
-                Browser::System => match open_in_system_browser(&url) {
-                    // `xdg-open` may start and still fail later (no display), so the address
-                    // is always shown as well.
-                    Ok(()) => eprintln!(
-                        "Your browser should open Google's sign-in page. If it does not, open:\n\n  {url}\n"
-                    ),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot open the browser; printing the URL");
-                        print_url(&url);
-                    }
-                },
+        oauth2::RequestTokenError::Request(_) => Error::Transport { request_sent: true },
+        oauth2::RequestTokenError::Parse(_, _) | oauth2::RequestTokenError::Other(_) => {
+            Error::BadResponse {
+                detail: "the token endpoint answered something unreadable".into(),
             }
-            // The code comes back on the loopback redirect, not from here.
-            Ok(String::new())
-        })
+        }
     }
+}
+
+async fn present_url(browser: &Browser, url: &str) -> std::result::Result<(), String> {
+    match browser {
+        Browser::Custom(open) => open(url.to_owned()).await?,
+        Browser::PrintUrl => print_url(url),
+        Browser::System => match open_in_system_browser(url) {
+            // `xdg-open` may start and still fail later (no display), so the address is always
+            // shown as well.
+            Ok(()) => eprintln!(
+                "Your browser should open Google's sign-in page. If it does not, open:\n\n  {url}\n"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot open the browser; printing the URL");
+                print_url(url);
+            }
+        },
+    }
+    Ok(())
 }
 
 fn print_url(url: &str) {
@@ -440,7 +542,7 @@ impl OAuthTokenSource {
         };
         match answer.error.as_deref() {
             // RFC 6749 §5.2: the refresh token is invalid, expired or revoked.
-            Some("invalid_grant") => return Err(Error::SignInAgain),
+            Some("invalid_grant") => return Err(Error::GrantEnded),
             Some(code) => {
                 return Err(Error::OAuth {
                     detail: format!(

@@ -71,14 +71,6 @@ impl OAuthTokens {
             (Some(_), None) => false,
         }
     }
-
-    pub(crate) fn from_yup(info: &yup_oauth2::storage::TokenInfo) -> Self {
-        OAuthTokens {
-            access_token: info.access_token.clone(),
-            refresh_token: info.refresh_token.clone(),
-            expires_at_unix: info.expires_at.map(|t| t.unix_timestamp()),
-        }
-    }
 }
 
 /// Reads and writes account tokens in the keyring or the fallback file.
@@ -171,32 +163,6 @@ impl TokenStore {
                 Err(e) => Err(storage_error(format!("cannot delete the token file: {e}"))),
             },
         }
-    }
-}
-
-/// yup-oauth2 storage writing into a [`TokenStore`] during consent.
-///
-/// `get` answers nothing on purpose: connecting (or reconnecting to grant more scopes) must
-/// always show the consent page, never reuse what is stored.
-pub(crate) struct ConsentStorage {
-    pub store: TokenStore,
-    pub account: String,
-}
-
-#[async_trait::async_trait]
-impl yup_oauth2::storage::TokenStorage for ConsentStorage {
-    async fn set(
-        &self,
-        _scopes: &[&str],
-        token: yup_oauth2::storage::TokenInfo,
-    ) -> std::result::Result<(), yup_oauth2::storage::TokenStorageError> {
-        self.store
-            .save(&self.account, &OAuthTokens::from_yup(&token))
-            .map_err(|e| yup_oauth2::storage::TokenStorageError::Other(e.to_string().into()))
-    }
-
-    async fn get(&self, _scopes: &[&str]) -> Option<yup_oauth2::storage::TokenInfo> {
-        None
     }
 }
 

@@ -259,6 +259,8 @@ export interface Account {
   grantedScopes: string[];
   secretStorage: string;
   createdAt: string;
+  /** Why it must be reconnected ("Reconnect needed: Google ended this sign-in …"), or null. */
+  reconnectReason: string | null;
 }
 
 /** Where an account's sync stands. */

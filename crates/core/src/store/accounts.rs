@@ -64,6 +64,9 @@ pub struct Account {
     pub secret_storage: SecretStorage,
     /// When it was added.
     pub created_at: DateTime<Utc>,
+    /// Why it must be reconnected before it is read or sent from again (e.g. "Reconnect
+    /// needed: Google ended this sign-in …"); `None` when it works. Connecting again clears it.
+    pub reconnect_reason: Option<String>,
 }
 
 /// What is needed to add an account.
@@ -98,7 +101,8 @@ impl Store {
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (kind, address) DO UPDATE SET
                label = excluded.label, api_base = excluded.api_base,
-               granted_scopes = excluded.granted_scopes, secret_storage = excluded.secret_storage",
+               granted_scopes = excluded.granted_scopes, secret_storage = excluded.secret_storage,
+               reconnect_reason = NULL",
         )
         .bind(&id)
         .bind(new.kind.as_str())
@@ -164,6 +168,37 @@ impl Store {
         Ok(())
     }
 
+    /// Record that the account must be reconnected, and why: its syncs stop and its queued
+    /// decisions wait (they stay queued) until [`Store::add_account`] reconnects it.
+    pub async fn mark_reconnect_needed(&self, id: &str, reason: &str) -> Result<()> {
+        sqlx::query("UPDATE accounts SET reconnect_reason = ? WHERE id = ?")
+            .bind(reason)
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// The account was connected again: it needs no reconnecting, and its queued decisions
+    /// that were waiting for it are due now instead of at the end of their backoff.
+    pub async fn account_reconnected(&self, id: &str) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("UPDATE accounts SET reconnect_reason = NULL WHERE id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "UPDATE decisions SET next_attempt_at = NULL
+              WHERE state = 'queued'
+                AND item_id IN (SELECT id FROM review_items WHERE account_id = ?)",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Remove an account and everything mirrored for it. The audit log keeps its rows (their
     /// item link becomes empty): what was decided stays on record.
     pub async fn remove_account(&self, id: &str) -> Result<()> {
@@ -193,5 +228,6 @@ fn account_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Account> {
             .map_err(|e| Error::Corrupt(format!("bad granted scopes: {e}")))?,
         secret_storage: parse_enum(row.try_get::<&str, _>("secret_storage")?)?,
         created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
+        reconnect_reason: row.try_get("reconnect_reason")?,
     })
 }

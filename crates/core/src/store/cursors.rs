@@ -20,6 +20,8 @@ pub struct SyncCursor {
     pub last_sync_at: Option<DateTime<Utc>>,
     /// Last full sync.
     pub last_full_at: Option<DateTime<Utc>>,
+    /// Last time `drafts.list` reconciled every draft of the account (Gmail).
+    pub last_listed_at: Option<DateTime<Utc>>,
     /// What went wrong last time, if the last sync failed.
     pub last_error: Option<String>,
     /// Whether the service answered last time.
@@ -45,6 +47,7 @@ impl Store {
             history_id: row.try_get("history_id")?,
             last_sync_at: parse_opt_time(row.try_get("last_sync_at")?)?,
             last_full_at: parse_opt_time(row.try_get("last_full_at")?)?,
+            last_listed_at: parse_opt_time(row.try_get("last_listed_at")?)?,
             last_error: row.try_get("last_error")?,
             online: row.try_get("online")?,
         })
@@ -71,6 +74,20 @@ impl Store {
         .bind(history_id)
         .bind(&now)
         .bind(full.then(|| now.clone()))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Record that every draft of the account was just reconciled against `drafts.list`, at
+    /// `at` (tests and benchmarks may date it back to make the next listing due).
+    pub async fn record_listing(&self, account_id: &str, at: DateTime<Utc>) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO sync_cursors (account_id, last_listed_at, online) VALUES (?, ?, 1)
+             ON CONFLICT (account_id) DO UPDATE SET last_listed_at = excluded.last_listed_at",
+        )
+        .bind(account_id)
+        .bind(format_time(at))
         .execute(self.pool())
         .await?;
         Ok(())

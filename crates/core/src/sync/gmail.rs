@@ -2,7 +2,12 @@
 //!
 //! - Incremental from the stored history id: `history.list?labelId=DRAFT` (2 units). Nothing
 //!   changed ⇒ that one request is the whole sync. Something changed ⇒ list the drafts and fetch
-//!   only those whose message id (their version) is new. A 404 ⇒ the id is too old ⇒ full sync.
+//!   only those whose message id (their version) is new. A 404 or 400 ⇒ the id is unusable ⇒
+//!   full sync.
+//! - `drafts.list` is the authority: it reconciles the mirror at start, on "Sync now" and at
+//!   least every [`LISTING_INTERVAL`], so a draft deleted, sent or edited in Gmail is noticed
+//!   even when history does not report it
+//!   (<https://developers.google.com/gmail/api/guides/sync>).
 //! - Full: the profile's history id first (so nothing that happens during the sync is missed),
 //!   then the same list-and-fetch.
 //! - A draft that disappeared is marked gone, "sent elsewhere" when SENT has its Message-ID.
@@ -10,6 +15,9 @@
 //!   recipient check of the review.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Duration;
+
+use chrono::Utc;
 
 use countersign_gmail::{GmailClient, MessageQuery, RawDraft};
 use serde::Serialize;
@@ -41,36 +49,93 @@ const FETCHES_IN_FLIGHT: usize = 4;
 
 const PARENT_HEADERS: [&str; 6] = ["From", "To", "Cc", "Reply-To", "Message-ID", "Subject"];
 
-/// Bring the mirror up to date with the account's drafts.
+/// `drafts.list` reconciles the whole mirror at least this often, whatever history says:
+/// Google does not document that `history.list?labelId=DRAFT` reports deleted or sent drafts.
+pub const LISTING_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+/// Whether a sync lists every draft (5 units a page of 500) when history reports no change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listing {
+    /// List now: at start, and when the owner asks to sync.
+    Always,
+    /// List when the last listing is [`LISTING_INTERVAL`] old; otherwise history decides.
+    WhenDue,
+}
+
+/// Bring the mirror up to date with the account's drafts, listing them when due.
 pub async fn sync_gmail(
     store: &Store,
     account: &Account,
     client: &GmailClient,
 ) -> Result<GmailSyncReport> {
+    sync_gmail_with(store, account, client, Listing::WhenDue).await
+}
+
+/// Bring the mirror up to date with the account's drafts.
+///
+/// An account that needs reconnecting is not read at all. A refresh answered `invalid_grant`
+/// marks the account so (the sentence names the likely causes); its queued decisions wait.
+pub async fn sync_gmail_with(
+    store: &Store,
+    account: &Account,
+    client: &GmailClient,
+    listing: Listing,
+) -> Result<GmailSyncReport> {
+    // The caller's copy may predate a reconnect or a refused refresh: the mirror decides.
+    let current = store.get_account(&account.id).await?;
+    if current.reconnect_reason.is_some() {
+        return Err(countersign_gmail::Error::GrantEnded.into());
+    }
+    let result = sync_changes(store, account, client, listing).await;
+    if let Err(Error::Gmail(countersign_gmail::Error::GrantEnded)) = &result {
+        store
+            .mark_reconnect_needed(&account.id, countersign_gmail::GRANT_ENDED_SENTENCE)
+            .await?;
+    }
+    result
+}
+
+async fn sync_changes(
+    store: &Store,
+    account: &Account,
+    client: &GmailClient,
+    listing: Listing,
+) -> Result<GmailSyncReport> {
     let cursor = store.sync_cursor(&account.id).await?;
     if let Some(start) = cursor.history_id.as_deref() {
         match client.list_draft_history(start).await {
-            Ok(changes) if changes.is_empty() => {
-                store
-                    .record_sync_success(&account.id, Some(&changes.history_id), false)
-                    .await?;
-                return Ok(GmailSyncReport::default());
-            }
             Ok(changes) => {
+                let listing_due = listing == Listing::Always
+                    || cursor.last_listed_at.is_none_or(|at| {
+                        (Utc::now() - at).to_std().unwrap_or_default() >= LISTING_INTERVAL
+                    });
+                if changes.is_empty() && !listing_due {
+                    store
+                        .record_sync_success(&account.id, Some(&changes.history_id), false)
+                        .await?;
+                    return Ok(GmailSyncReport::default());
+                }
+                let listed_at = Utc::now();
                 let report = reconcile(store, account, client, false).await?;
+                store.record_listing(&account.id, listed_at).await?;
                 store
                     .record_sync_success(&account.id, Some(&changes.history_id), false)
                     .await?;
                 return Ok(report);
             }
-            Err(countersign_gmail::Error::NotFound { .. }) => {
-                tracing::info!(account = %account.id, "history id too old; full sync");
+            // Google answers a start id it no longer has with 404, sometimes 400 ("Synchronizing
+            // clients with Gmail": "…you receive an HTTP 404 error response…"; issue 12 for 400).
+            Err(countersign_gmail::Error::NotFound { .. })
+            | Err(countersign_gmail::Error::Refused { status: 400, .. }) => {
+                tracing::info!(account = %account.id, "history id unusable; full sync");
             }
             Err(e) => return Err(e.into()),
         }
     }
     let profile = client.profile().await?;
+    let listed_at = Utc::now();
     let report = reconcile(store, account, client, true).await?;
+    store.record_listing(&account.id, listed_at).await?;
     store
         .record_sync_success(&account.id, Some(&profile.history_id), true)
         .await?;

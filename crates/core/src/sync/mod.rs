@@ -3,5 +3,5 @@
 pub mod gmail;
 pub mod muster;
 
-pub use gmail::{sync_gmail, GmailSyncReport};
+pub use gmail::{sync_gmail, sync_gmail_with, GmailSyncReport, Listing, LISTING_INTERVAL};
 pub use muster::{sync_muster, MusterSyncReport};

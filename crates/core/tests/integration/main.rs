@@ -2,6 +2,7 @@
 //! on 127.0.0.1.
 
 mod binding;
+mod gmail_behaviour;
 mod outbox;
 mod store;
 mod support;

@@ -42,6 +42,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/_control/oauth/tokens", post(issue_tokens))
         .route("/_control/oauth/grant-scopes", post(grant_scopes))
         .route("/_control/history/expire", post(expire_history))
+        .route("/_control/history/deletions", post(history_deletions))
+        .route("/_control/oauth/refresh-lifetime", post(refresh_lifetime))
+        .route("/_control/oauth/consent-error", post(consent_error))
+        .route("/_control/drafts/{id}/send", post(send_in_gmail))
         .route("/_control/quota", post(quota))
         .route("/_control/state", get(state))
 }
@@ -309,4 +313,55 @@ async fn state(State(sh): State<Arc<Shared>>) -> Response {
         "quotaUnitsPerMinute": s.quota_per_minute(),
     }))
     .into_response()
+}
+
+#[derive(Deserialize)]
+struct ReportsBody {
+    reports: bool,
+}
+
+async fn history_deletions(
+    State(sh): State<Arc<Shared>>,
+    Json(body): Json<ReportsBody>,
+) -> Response {
+    sh.lock().history_reports_deletions = body.reports;
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+struct LifetimeBody {
+    /// `null`: refresh tokens live until revoked.
+    seconds: Option<f64>,
+}
+
+async fn refresh_lifetime(
+    State(sh): State<Arc<Shared>>,
+    Json(body): Json<LifetimeBody>,
+) -> Response {
+    sh.lock().refresh_token_lifetime = body
+        .seconds
+        .map(|s| Duration::from_secs_f64(s.clamp(0.0, 1e9)));
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+struct ConsentErrorBody {
+    /// `null`: the consent page approves again.
+    error: Option<String>,
+}
+
+async fn consent_error(
+    State(sh): State<Arc<Shared>>,
+    Json(body): Json<ConsentErrorBody>,
+) -> Response {
+    sh.lock().consent_error = body.error;
+    StatusCode::NO_CONTENT.into_response()
+}
+
+/// The owner presses Send on the draft in Gmail itself.
+async fn send_in_gmail(State(sh): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    match sh.lock().send_draft(&id, None, None) {
+        Ok(m) => Json(json!({"id": m.id, "threadId": m.thread_id})).into_response(),
+        Err(_) => not_found(),
+    }
 }

@@ -395,6 +395,35 @@ impl FakeGmail {
         self.shared.lock().revoke_all();
     }
 
+    /// Let refresh tokens live `lifetime` from when they were issued (`None`: until revoked),
+    /// as Google's do for a client in "Testing" status (7 days); older ones answer
+    /// `invalid_grant`.
+    pub fn set_refresh_token_lifetime(&self, lifetime: Option<Duration>) {
+        self.shared.lock().refresh_token_lifetime = lifetime;
+    }
+
+    /// Make the consent page answer with `error` (e.g. `access_denied`: the owner pressed
+    /// Cancel) instead of a code; `None` approves again.
+    pub fn set_consent_error(&self, error: Option<&str>) {
+        self.shared.lock().consent_error = error.map(str::to_owned);
+    }
+
+    /// Whether `history.list` reports deleted messages (on by default). Off, a draft deleted
+    /// or sent leaves no trace in `history.list?labelId=DRAFT`.
+    pub fn set_history_reports_deletions(&self, reports: bool) {
+        self.shared.lock().history_reports_deletions = reports;
+    }
+
+    /// Send a draft from Gmail's own side (the owner pressing Send in Gmail); the sent
+    /// message's id, or `None` for an unknown draft or one Gmail would not send.
+    pub fn send_draft_in_gmail(&self, id: &str) -> Option<String> {
+        self.shared
+            .lock()
+            .send_draft(id, None, None)
+            .ok()
+            .map(|m| m.id)
+    }
+
     /// Make every access token expired, so clients must refresh.
     pub fn expire_access_tokens(&self) {
         self.shared.lock().expire_access_tokens();

@@ -91,6 +91,41 @@ async fn authorize(State(sh): State<Arc<Shared>>, req: Req) -> Response {
             "Error 400: invalid_request. Missing required parameter: scope",
         );
     }
+    // PKCE (RFC 7636 §4.3): Google takes `S256` and `plain`; a challenge without a known
+    // method is refused on the page.
+    let challenge = match (
+        req.param("code_challenge"),
+        req.param("code_challenge_method"),
+    ) {
+        (None, _) => None,
+        (Some(c), None | Some("plain")) => Some((c.to_owned(), "plain".to_owned())),
+        (Some(c), Some("S256")) => Some((c.to_owned(), "S256".to_owned())),
+        (Some(_), Some(_)) => {
+            return consent_error(
+                StatusCode::BAD_REQUEST,
+                "Error 400: invalid_request. Invalid code_challenge_method",
+            )
+        }
+    };
+    let mut location = url::Url::parse(redirect_uri).expect("checked above");
+    // The owner pressed Cancel (or another error): Google redirects with `error=` and the
+    // `state` it was given, and no code (native-app guide, "Handle the OAuth 2.0 server
+    // response": `http://127.0.0.1:PORT/?error=access_denied`).
+    let consent_error = sh.lock().consent_error.clone();
+    if let Some(error) = consent_error {
+        {
+            let mut pairs = location.query_pairs_mut();
+            pairs.append_pair("error", &error);
+            if let Some(state) = req.param("state") {
+                pairs.append_pair("state", state);
+            }
+        }
+        return (
+            StatusCode::FOUND,
+            [(header::LOCATION, location.to_string())],
+        )
+            .into_response();
+    }
     let granted = sh
         .grant_scopes
         .lock()
@@ -114,11 +149,11 @@ async fn authorize(State(sh): State<Arc<Shared>>, req: Req) -> Response {
                 scopes: granted.clone(),
                 redirect_uri: redirect_uri.to_owned(),
                 offline,
+                challenge,
             },
         );
         code
     };
-    let mut location = url::Url::parse(redirect_uri).expect("checked above");
     {
         let mut pairs = location.query_pairs_mut();
         if let Some(state) = req.param("state") {
@@ -222,6 +257,31 @@ async fn token_answer(sh: &Shared, headers: HeaderMap, req: Req, body: Bytes) ->
                     "Bad Request",
                 );
             }
+            if let Some((challenge, method)) = &grant.challenge {
+                // Google's answers to a missing or wrong verifier (RFC 7636 §4.6).
+                let Some(verifier) = field("code_verifier") else {
+                    return token_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "Missing code verifier.",
+                    );
+                };
+                let derived = if method == "S256" {
+                    use base64::Engine;
+                    use sha2::Digest;
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD
+                        .encode(sha2::Sha256::digest(verifier.as_bytes()))
+                } else {
+                    verifier
+                };
+                if &derived != challenge {
+                    return token_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "Invalid code verifier.",
+                    );
+                }
+            }
             let scope = grant.scopes.join(" ");
             let (access, refresh) = s.issue(grant.scopes, grant.offline);
             let mut answer = json!({
@@ -237,9 +297,9 @@ async fn token_answer(sh: &Shared, headers: HeaderMap, req: Req, body: Bytes) ->
         }
         Some("refresh_token") => {
             let refresh = field("refresh_token").unwrap_or_default();
-            let scopes = match s.refresh_tokens.get(&refresh) {
-                Some(g) if !g.revoked => g.scopes.clone(),
-                _ => {
+            let scopes = match s.refresh_grant(&refresh) {
+                Some(g) => g.scopes.clone(),
+                None => {
                     return token_error(
                         StatusCode::BAD_REQUEST,
                         "invalid_grant",

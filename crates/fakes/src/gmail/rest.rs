@@ -594,6 +594,7 @@ async fn history_list(
             .iter()
             .filter(|e| e.id > start)
             .filter(|e| label.is_none_or(|l| e.label_ids.iter().any(|x| x == l)))
+            .filter(|e| s.history_reports_deletions || matches!(e.change, Change::Added))
             .filter(|e| {
                 types.is_empty()
                     || types.iter().any(|t| match e.change {

@@ -113,6 +113,7 @@ pub struct Grant {
 pub struct RefreshGrant {
     pub scopes: Vec<String>,
     pub revoked: bool,
+    pub issued_at: Instant,
 }
 
 #[derive(Clone, Debug)]
@@ -121,6 +122,9 @@ pub struct CodeGrant {
     pub redirect_uri: String,
     /// `access_type=offline` was asked: only then does Google give a refresh token.
     pub offline: bool,
+    /// PKCE `(code_challenge, code_challenge_method)` of the authorization request: the code
+    /// exchange must then carry the matching `code_verifier` (RFC 7636 §4.6).
+    pub challenge: Option<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -172,6 +176,15 @@ pub struct State {
     pub consented_before: bool,
     pub access_tokens: HashMap<String, Grant>,
     pub refresh_tokens: HashMap<String, RefreshGrant>,
+    /// Refresh tokens older than this answer `invalid_grant`, as Google's do after 7 days for
+    /// an OAuth client in "Testing" publishing status.
+    pub refresh_token_lifetime: Option<Duration>,
+    /// The error code the consent page redirects with instead of a code (`access_denied`: the
+    /// owner pressed Cancel).
+    pub consent_error: Option<String>,
+    /// Whether `history.list` reports deleted messages. Google does not document that it does
+    /// for `labelId=DRAFT`; with this off the client must notice deletions by listing drafts.
+    pub history_reports_deletions: bool,
     quota: Bucket,
     pub fail: HashMap<String, FailFault>,
     pub delay: HashMap<String, DelayFault>,
@@ -199,6 +212,9 @@ impl State {
             json_body_limit: super::DEFAULT_JSON_BODY_LIMIT,
             access_tokens: HashMap::new(),
             refresh_tokens: HashMap::new(),
+            refresh_token_lifetime: None,
+            consent_error: None,
+            history_reports_deletions: true,
             quota: Bucket {
                 per_minute,
                 available: f64::from(per_minute) / 60.0,
@@ -483,6 +499,7 @@ impl State {
                 RefreshGrant {
                     scopes: scopes.clone(),
                     revoked: false,
+                    issued_at: Instant::now(),
                 },
             );
             token
@@ -506,6 +523,16 @@ impl State {
             grant.revoked = true;
         }
         self.access_tokens.clear();
+    }
+
+    /// Whether a refresh token may still be used: not revoked, not past its lifetime.
+    pub fn refresh_grant(&self, refresh_token: &str) -> Option<&RefreshGrant> {
+        self.refresh_tokens.get(refresh_token).filter(|g| {
+            !g.revoked
+                && self
+                    .refresh_token_lifetime
+                    .is_none_or(|life| g.issued_at.elapsed() < life)
+        })
     }
 
     pub fn expire_access_tokens(&mut self) {

@@ -544,3 +544,123 @@ async fn the_control_api_files_a_30_mb_draft_and_drafts_send_takes_it_only_throu
     assert_eq!(fake.send_count(&draft.id), 1);
     assert!(fake.sent_messages()[0].raw == big);
 }
+
+/// The consent page's redirect for `params`, as query pairs.
+async fn consent(
+    fake: &FakeGmail,
+    extra: &[(&str, &str)],
+) -> std::collections::HashMap<String, String> {
+    let mut query = vec![
+        ("client_id", CLIENT_ID),
+        ("redirect_uri", "http://127.0.0.1:5555/"),
+        ("response_type", "code"),
+        ("scope", MODIFY),
+        ("access_type", "offline"),
+    ];
+    query.extend_from_slice(extra);
+    let response = http()
+        .get(fake.auth_url())
+        .query(&query)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 302);
+    let location = url::Url::parse(response.headers()["location"].to_str().unwrap()).unwrap();
+    location.query_pairs().into_owned().collect()
+}
+
+fn code_exchange<'a>(code: &'a str, verifier: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+    let mut form = vec![
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("client_id", CLIENT_ID),
+        ("client_secret", CLIENT_SECRET),
+        ("redirect_uri", "http://127.0.0.1:5555/"),
+    ];
+    if let Some(v) = verifier {
+        form.push(("code_verifier", v));
+    }
+    form
+}
+
+#[tokio::test]
+async fn a_pkce_code_is_exchanged_only_with_its_verifier() {
+    let fake = fake().await;
+    // BASE64URL(SHA256(verifier)) without padding (RFC 7636 §4.2), worked out beforehand.
+    let verifier = "dBjftJeZ4CVP-mJ92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let challenge = "ngF5GsXcbwljx6u133FFr3Xht9xooA_DuaX_3QwODtc";
+    let pkce = [
+        ("code_challenge", challenge),
+        ("code_challenge_method", "S256"),
+    ];
+
+    let code = consent(&fake, &pkce).await["code"].clone();
+    let (status, error) = exchange(&fake, &code_exchange(&code, None)).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        error,
+        json!({"error": "invalid_grant", "error_description": "Missing code verifier."})
+    );
+
+    let code = consent(&fake, &pkce).await["code"].clone();
+    let (status, error) = exchange(&fake, &code_exchange(&code, Some("not-the-verifier"))).await;
+    assert_eq!(status, 400);
+    assert_eq!(error["error_description"], "Invalid code verifier.");
+
+    let code = consent(&fake, &pkce).await["code"].clone();
+    let (status, tokens) = exchange(&fake, &code_exchange(&code, Some(verifier))).await;
+    assert_eq!(status, 200, "{tokens}");
+    assert!(tokens["access_token"].is_string());
+}
+
+#[tokio::test]
+async fn cancel_on_the_consent_page_redirects_with_access_denied_and_the_state() {
+    let fake = fake().await;
+    fake.set_consent_error(Some("access_denied"));
+    let answer = consent(&fake, &[("state", "s-42")]).await;
+    assert_eq!(
+        answer.get("error").map(String::as_str),
+        Some("access_denied")
+    );
+    assert_eq!(answer.get("state").map(String::as_str), Some("s-42"));
+    assert!(!answer.contains_key("code"));
+    fake.set_consent_error(None);
+    assert!(consent(&fake, &[]).await.contains_key("code"));
+}
+
+#[tokio::test]
+async fn a_refresh_token_past_its_lifetime_is_an_invalid_grant() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", tokens.refresh_token.as_str()),
+        ("client_id", CLIENT_ID),
+        ("client_secret", CLIENT_SECRET),
+    ];
+    assert_eq!(exchange(&fake, &form).await.0, 200);
+    fake.set_refresh_token_lifetime(Some(Duration::ZERO));
+    let (status, error) = exchange(&fake, &form).await;
+    assert_eq!(status, 400);
+    assert_eq!(error["error"], "invalid_grant");
+}
+
+#[tokio::test]
+async fn with_deletions_left_out_history_reports_no_deleted_draft() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let filed = fake.file_draft(&raw("<del@x>"), None);
+    let start = fake.history_id();
+    fake.set_history_reports_deletions(false);
+    fake.delete_draft(&filed.id);
+    let path = format!("/history?startHistoryId={start}&labelId=DRAFT");
+    let (status, body) = get(&fake, &tokens.access_token, &path).await;
+    assert_eq!(status, 200);
+    assert!(body.get("history").is_none(), "{body}");
+    fake.set_history_reports_deletions(true);
+    let (_, body) = get(&fake, &tokens.access_token, &path).await;
+    assert_eq!(
+        body["history"][0]["messagesDeleted"][0]["message"]["id"],
+        filed.message_id
+    );
+}

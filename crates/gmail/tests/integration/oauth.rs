@@ -7,7 +7,7 @@ use std::time::Duration;
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_gmail::oauth::{
     can_send, connect, Browser, ClientSecret, ConnectOptions, OAuthTokenSource, OpenUrl,
-    CANNOT_SEND_SENTENCE, GMAIL_MODIFY, GMAIL_READONLY,
+    CANNOT_SEND_SENTENCE, GMAIL_MODIFY, GMAIL_READONLY, WEB_CLIENT_SENTENCE,
 };
 use countersign_gmail::{Error, GmailClient, TokenStorageKind, TokenStore};
 
@@ -150,12 +150,16 @@ async fn a_revoked_refresh_token_says_sign_in_again_without_opening_a_browser() 
 
     fake.revoke_refresh_tokens();
     let err = gmail.profile().await.unwrap_err();
-    assert!(matches!(err, Error::SignInAgain), "{err:?}");
-    assert!(err.to_string().contains("sign in to Gmail again"), "{err}");
+    assert!(matches!(err, Error::GrantEnded), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("Reconnect needed: Google ended this sign-in"),
+        "{err}"
+    );
     assert_eq!(opened.load(Ordering::SeqCst), 1, "only the first consent");
     assert_eq!(fake.request_count("oauth.authorize"), 1);
     // Asking again does not loop either.
-    assert!(matches!(gmail.list_drafts().await, Err(Error::SignInAgain)));
+    assert!(matches!(gmail.list_drafts().await, Err(Error::GrantEnded)));
 }
 
 #[tokio::test]
@@ -287,4 +291,165 @@ async fn granted_scopes_are_read_again_after_the_token_expired() {
     fake.expire_access_tokens();
     let granted = gmail.granted_scopes().await.unwrap();
     assert_eq!(granted.scopes, vec![GMAIL_MODIFY]);
+}
+
+/// A browser that follows the consent page's redirect after `tamper` rewrote its query.
+fn rewriting_browser(tamper: fn(&mut Vec<(String, String)>)) -> OpenUrl {
+    Arc::new(move |url: String| {
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| e.to_string())?;
+            let consent = http.get(&url).send().await.map_err(|e| e.to_string())?;
+            let location = consent.headers()["location"].to_str().unwrap().to_owned();
+            let mut back = url::Url::parse(&location).unwrap();
+            let mut pairs: Vec<(String, String)> = back.query_pairs().into_owned().collect();
+            tamper(&mut pairs);
+            back.query_pairs_mut().clear().extend_pairs(pairs);
+            http.get(back).send().await.map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    })
+}
+
+/// A consent that is never finished unless the redirect ends it: a broken error path would
+/// wait the whole default five minutes and then fail as `ConsentTimedOut`.
+fn patient(fake: &FakeGmail, browser: OpenUrl) -> ConnectOptions {
+    ConnectOptions {
+        browser: Browser::Custom(browser),
+        consent_timeout: countersign_gmail::oauth::DEFAULT_CONSENT_TIMEOUT,
+        tokeninfo_url: fake.tokeninfo_url(),
+    }
+}
+
+#[tokio::test]
+async fn cancel_on_googles_page_ends_the_connect_at_once_with_the_sentence() {
+    let fake = fake().await;
+    fake.set_consent_error(Some("access_denied"));
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    let err = connect(
+        &secret(&fake),
+        &store,
+        "c",
+        patient(&fake, test_browser(Arc::default())),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, Error::ConsentDeclined), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "You declined access on Google's page; nothing was connected"
+    );
+    assert_eq!(store.load("c").unwrap(), None);
+    assert_eq!(fake.request_count("oauth.token"), 0);
+}
+
+#[tokio::test]
+async fn another_error_on_googles_page_is_named() {
+    let fake = fake().await;
+    fake.set_consent_error(Some("admin_policy_enforced"));
+    let dir = tempfile::tempdir().unwrap();
+    let err = connect(
+        &secret(&fake),
+        &TokenStore::file(dir.path()),
+        "c",
+        patient(&fake, test_browser(Arc::default())),
+    )
+    .await
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("admin_policy_enforced"), "{text}");
+    assert!(text.contains("administrator"), "{text}");
+    assert!(text.ends_with("nothing was connected"), "{text}");
+}
+
+#[tokio::test]
+async fn a_redirect_with_another_state_is_refused_and_no_code_is_exchanged() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    let forge = rewriting_browser(|pairs| {
+        for (k, v) in pairs.iter_mut() {
+            if k == "state" {
+                *v = "forged".into();
+            }
+        }
+    });
+    let err = connect(&secret(&fake), &store, "s", patient(&fake, forge))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ConsentStateMismatch), "{err:?}");
+    assert_eq!(fake.request_count("oauth.token"), 0);
+    assert_eq!(store.load("s").unwrap(), None);
+
+    let drop_state = rewriting_browser(|pairs| pairs.retain(|(k, _)| k != "state"));
+    let err = connect(&secret(&fake), &store, "s", patient(&fake, drop_state))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ConsentStateMismatch), "{err:?}");
+}
+
+#[tokio::test]
+async fn the_sign_in_asks_with_state_and_an_s256_challenge_for_a_127_0_0_1_redirect() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    connect(
+        &secret(&fake),
+        &TokenStore::file(dir.path()),
+        "p",
+        options(&fake, Arc::default()),
+    )
+    .await
+    .unwrap();
+    let authorize = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "oauth.authorize")
+        .unwrap();
+    let q: std::collections::HashMap<String, String> =
+        url::form_urlencoded::parse(authorize.query.as_bytes())
+            .into_owned()
+            .collect();
+    assert_eq!(q["code_challenge_method"], "S256");
+    assert_eq!(q["code_challenge"].len(), 43, "base64url of a SHA-256");
+    assert!(q["state"].len() >= 16, "a random state: {}", q["state"]);
+    let redirect = url::Url::parse(&q["redirect_uri"]).unwrap();
+    assert_eq!(redirect.host_str(), Some("127.0.0.1"));
+    assert_eq!(redirect.path(), "/");
+    // The fake checks the verifier against that challenge: the exchange went through.
+    assert_eq!(fake.request_count("oauth.token"), 1);
+}
+
+#[tokio::test]
+async fn a_web_application_client_is_refused_with_the_desktop_app_sentence() {
+    let fake = fake().await;
+    let mut json = fake.client_secret_json();
+    let web = json["installed"].take();
+    let json = serde_json::json!({ "web": web });
+    let err = ClientSecret::from_json(&json.to_string()).unwrap_err();
+    assert!(err.to_string().contains(WEB_CLIENT_SENTENCE), "{err}");
+    assert!(err.to_string().contains("\"Desktop app\""), "{err}");
+}
+
+#[tokio::test]
+async fn a_refresh_token_google_let_expire_says_reconnect_needed_with_the_causes() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    connect(&secret(&fake), &store, "x", options(&fake, Arc::default()))
+        .await
+        .unwrap();
+    let gmail = oauth_client(&fake, &store, "x");
+    gmail.profile().await.unwrap();
+    // A "Testing" client's refresh tokens last 7 days; here they have run out.
+    fake.set_refresh_token_lifetime(Some(Duration::ZERO));
+    fake.expire_access_tokens();
+    let err = gmail.profile().await.unwrap_err();
+    assert!(matches!(err, Error::GrantEnded), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("\"Testing\""), "{text}");
+    assert!(text.contains("7 days"), "{text}");
+    assert!(!text.contains("1//fake-refresh"), "no token in the message");
 }

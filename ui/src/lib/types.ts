@@ -80,6 +80,8 @@ export interface Flag {
   kind: string;
   about: string;
   explanation: string;
+  /** Every address an aggregated recipient flag covers, e.g. "ana@x.org (To)". */
+  recipients?: string[];
 }
 
 /** One attachment as the draft declares it and as its bytes are. */

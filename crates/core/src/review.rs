@@ -78,6 +78,10 @@ pub struct ReviewDetail {
     pub audit: Vec<AuditEntry>,
     /// Remote content is shown in this rendering.
     pub remote_allowed: bool,
+    /// What the draft answers, in full where it is known.
+    pub answered: Option<crate::answered::AnsweredMessage>,
+    /// Gmail: the draft in Gmail's web app.
+    pub gmail_link: Option<String>,
 }
 
 /// Assemble the review of `item_id`. `load_remote` is the owner's "load remote content for this
@@ -121,7 +125,12 @@ pub async fn review_detail(store: &Store, item_id: i64, load_remote: bool) -> Re
         ),
         _ => (vec![], None),
     };
+    let answered = crate::answered::answered_message(store, &item).await?;
+    let gmail_link = (item.summary.source == Source::Gmail)
+        .then(|| crate::answered::gmail_draft_link(&account.address, &item.summary.version));
     Ok(ReviewDetail {
+        answered,
+        gmail_link,
         versions: versions
             .iter()
             .map(|v| VersionInfo {

@@ -231,6 +231,33 @@ export interface ReviewDetail {
   refusals: Refusal[];
   audit: AuditEntry[];
   remoteAllowed: boolean;
+  /** What the draft answers: in full when known, else its snippet. */
+  answered: AnsweredMessage | null;
+  /** Gmail: the draft in Gmail's web app. */
+  gmailLink: string | null;
+}
+
+/** One message of a Gmail thread, as listed under the draft. */
+export interface ThreadMessage {
+  gmailId: string;
+  rfc822MessageId: string | null;
+  from: string;
+  subject: string;
+  date: string | null;
+  snippet: string;
+}
+
+/** The message a draft answers. */
+export interface AnsweredMessage {
+  from: Address[];
+  subject: string | null;
+  date: string | null;
+  /** The whole message rendered (remote content blocked); null when only the snippet is known. */
+  view: ReviewView | null;
+  snippet: string;
+  snippetOnly: boolean;
+  /** Gmail: the thread's other messages, oldest first. */
+  thread: ThreadMessage[];
 }
 
 /** A connected account. */

@@ -350,3 +350,61 @@ mod malformed {
         );
     }
 }
+
+#[tokio::test]
+async fn a_muster_reply_shows_the_full_message_when_muster_gives_it_and_the_snippet_otherwise() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let full = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "Ana <ana@example.com>",
+            "Invoice",
+            "Hi",
+        )
+        .unwrap();
+    env.muster
+        .set_message_text(
+            &full.message_id,
+            "Hi,\n\ncan invoice 7 be due on the 10th?\n\nAna",
+        )
+        .unwrap();
+    let with_text = env.muster.file_draft(&full.route_id, "Yes.").unwrap();
+    let short = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "Bo <bo@example.com>",
+            "Refund",
+            "The jug…",
+        )
+        .unwrap();
+    let without = env.muster.file_draft(&short.route_id, "Refunded.").unwrap();
+    resync(&env, &account).await;
+
+    let item = item_for(&env, &with_text).await;
+    let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+        .await
+        .unwrap();
+    let answered = detail.answered.unwrap();
+    assert!(!answered.snippet_only);
+    assert_eq!(
+        answered.view.unwrap().text_body,
+        "Hi,\n\ncan invoice 7 be due on the 10th?\n\nAna"
+    );
+    assert_eq!(detail.gmail_link, None);
+
+    let item = item_for(&env, &without).await;
+    let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+        .await
+        .unwrap();
+    let answered = detail.answered.unwrap();
+    assert!(answered.snippet_only);
+    assert!(answered.view.is_none());
+    assert_eq!(answered.snippet, "The jug…");
+    assert_eq!(answered.from[0].email, "bo@example.com");
+}

@@ -10,6 +10,7 @@
 //! where it matters: at the fake Gmail or muster, and on the D-Bus session bus.
 
 mod attachments;
+mod context;
 mod muster;
 mod offline;
 mod queue;

@@ -295,6 +295,8 @@ export interface Settings {
   notifications: boolean;
   remoteContent: "block" | "allow";
   paused: boolean;
+  /** "N new drafts to review", one notification per burst; off by default. */
+  newDraftNotifications: boolean;
 }
 
 /** The status bar's figures. */

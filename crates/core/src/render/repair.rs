@@ -15,7 +15,10 @@
 //! - `filename=` followed by a fold, its quoted value on the next line: the name was lost;
 //! - folding whitespace inside or between encoded words of a parameter value: RFC 2047 §6.2
 //!   says whitespace between adjacent encoded words is not displayed, and mail programs also
-//!   join an encoded word broken by a fold; mail-parser kept the spaces.
+//!   join an encoded word broken by a fold; mail-parser kept the spaces;
+//! - a multipart nested in a part (a forwarded message) that never closes before a boundary of
+//!   the multipart around it: that boundary ends it (RFC 2046 section 5.1.2), so later parts
+//!   stay parts; mail-parser swallowed them into the nested message.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -28,6 +31,7 @@ pub(crate) enum Repair {
     HeadersRunIntoBoundary,
     FoldedParameterValue,
     FoldedEncodedWord,
+    UnclosedInnerMultipart,
 }
 
 impl Repair {
@@ -45,6 +49,9 @@ impl Repair {
             }
             Repair::FoldedParameterValue => "an attachment's file name starts on a folded line",
             Repair::FoldedEncodedWord => "an encoded file name is broken by line folding",
+            Repair::UnclosedInnerMultipart => {
+                "a nested part never closes before the part around it continues"
+            }
         }
     }
 }
@@ -78,6 +85,9 @@ pub(crate) fn repair(raw: &[u8]) -> Repaired<'_> {
     let mut state = State::Headers { top: true };
     let mut field: Vec<u8> = Vec::new();
     let mut block_is_message = false;
+    let mut block_boundary: Option<Vec<u8>> = None;
+    // Boundaries of the multiparts whose body we are in, outermost first.
+    let mut open: Vec<Vec<u8>> = Vec::new();
     for &line in &lines[i..] {
         match state {
             State::Headers { top } => {
@@ -86,7 +96,11 @@ pub(crate) fn repair(raw: &[u8]) -> Repaired<'_> {
                     field.extend_from_slice(line);
                     continue;
                 }
-                block_is_message |= flush_field(&mut field, &mut out, &mut repairs);
+                let declared = flush_field(&mut field, &mut out, &mut repairs);
+                block_is_message |= declared.is_message;
+                if declared.boundary.is_some() {
+                    block_boundary = declared.boundary;
+                }
                 let delimiter = !top && is_delimiter(line, &boundaries);
                 if is_blank(line) || is_whitespace_only(line) || delimiter {
                     if is_whitespace_only(line) {
@@ -96,7 +110,11 @@ pub(crate) fn repair(raw: &[u8]) -> Repaired<'_> {
                         repairs.insert(Repair::HeadersRunIntoBoundary);
                     }
                     out.extend_from_slice(line_end(line));
+                    if let Some(boundary) = block_boundary.take() {
+                        open.push(boundary);
+                    }
                     if delimiter {
+                        close_inner(line, &mut open, &mut out, &mut repairs);
                         out.extend_from_slice(line);
                         state = State::Headers { top: false };
                     } else if block_is_message {
@@ -110,9 +128,14 @@ pub(crate) fn repair(raw: &[u8]) -> Repaired<'_> {
                 }
             }
             State::Body => {
-                out.extend_from_slice(line);
-                if is_delimiter(line, &boundaries) && !is_close_delimiter(line, &boundaries) {
-                    state = State::Headers { top: false };
+                if is_delimiter(line, &boundaries) {
+                    close_inner(line, &mut open, &mut out, &mut repairs);
+                    out.extend_from_slice(line);
+                    if !is_close_delimiter(line, &boundaries) {
+                        state = State::Headers { top: false };
+                    }
+                } else {
+                    out.extend_from_slice(line);
                 }
             }
         }
@@ -131,30 +154,69 @@ pub(crate) fn repair(raw: &[u8]) -> Repaired<'_> {
     }
 }
 
+/// What a header field declares about the body that follows its block.
+#[derive(Default)]
+struct Declared {
+    /// `message/rfc822`: the body starts with another header block.
+    is_message: bool,
+    /// A multipart's boundary.
+    boundary: Option<Vec<u8>>,
+}
+
+/// Before a delimiter `line`: closes every multipart nested inside the one the delimiter
+/// belongs to that never closed itself, as mail programs end them there; then, for a close
+/// delimiter, that multipart too.
+fn close_inner(
+    line: &[u8],
+    open: &mut Vec<Vec<u8>>,
+    out: &mut Vec<u8>,
+    repairs: &mut BTreeSet<Repair>,
+) {
+    let Some(at) = open
+        .iter()
+        .rposition(|b| is_delimiter(line, std::slice::from_ref(b)))
+    else {
+        return;
+    };
+    while open.len() > at + 1 {
+        let inner = open.pop().unwrap_or_default();
+        repairs.insert(Repair::UnclosedInnerMultipart);
+        out.extend_from_slice(b"--");
+        out.extend_from_slice(&inner);
+        out.extend_from_slice(b"--");
+        out.extend_from_slice(line_end(line));
+    }
+    if is_close_delimiter(line, &open[at..]) {
+        open.truncate(at);
+    }
+}
+
 /// Writes a header field (first line and folds) to `out`, repaired if it is one whose
-/// parameters mail-parser misreads. Returns whether it declares `message/rfc822`, whose body
-/// starts with another header block.
-fn flush_field(field: &mut Vec<u8>, out: &mut Vec<u8>, repairs: &mut BTreeSet<Repair>) -> bool {
+/// parameters mail-parser misreads, and says what it declares.
+fn flush_field(field: &mut Vec<u8>, out: &mut Vec<u8>, repairs: &mut BTreeSet<Repair>) -> Declared {
     if field.is_empty() {
-        return false;
+        return Declared::default();
     }
     let name_end = field.iter().position(|&b| b == b':').unwrap_or(0);
     let name = String::from_utf8_lossy(&field[..name_end])
         .trim()
         .to_ascii_lowercase();
-    let mut is_message = false;
+    let mut declared = Declared::default();
     if name == "content-type" || name == "content-disposition" {
         let fixed = unfold_parameter_values(field, repairs);
         if name == "content-type" {
             let value = String::from_utf8_lossy(&fixed[name_end + 1..]).to_ascii_lowercase();
-            is_message = value.trim_start().starts_with("message/rfc822");
+            declared.is_message = value.trim_start().starts_with("message/rfc822");
+            if value.trim_start().starts_with("multipart/") {
+                declared.boundary = boundaries(&fixed[name_end + 1..]).into_iter().next();
+            }
         }
         out.extend_from_slice(&fixed);
     } else {
         out.extend_from_slice(field);
     }
     field.clear();
-    is_message
+    declared
 }
 
 /// Removes the folds mail programs ignore in a parameter value: right after `=` and inside an

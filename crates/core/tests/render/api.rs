@@ -356,6 +356,22 @@ fn mail_parser_alone_misreads_every_agree_fixture() {
         Some("Angebot für Müller GmbH.pdf")
     );
 
+    let raw = parse("nested-multipart-never-closes.eml");
+    assert!(
+        names(&raw).len() < 2,
+        "mail-parser now ends the nested multipart"
+    );
+    let view = render_message(&raw, &RenderOptions::default());
+    let files: Vec<_> = view
+        .attachments
+        .iter()
+        .map(|a| a.file_name.clone())
+        .collect();
+    assert_eq!(
+        files,
+        [Some("thread.eml".to_owned()), Some("list.csv".to_owned())]
+    );
+
     // Every repaired view says the message is malformed.
     for entry in fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

@@ -15,6 +15,7 @@ const COMMANDS: &[&str] = &[
     "undo",
     "reject_reasons",
     "raw_source",
+    "open_in_gmail",
     "attachment_preview",
     "save_attachment",
     "list_accounts",

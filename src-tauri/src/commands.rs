@@ -206,6 +206,22 @@ pub fn reject_reasons() -> Vec<String> {
 }
 
 /// The current version's source.
+/// Opens the Gmail draft in the system browser (the link comes from the mirror, never from
+/// the UI, so the webview cannot make the shell open anything else).
+#[tauri::command]
+pub async fn open_in_gmail(state: State<'_, AppState>, id: i64) -> Result<(), UiError> {
+    let link = countersign_core::answered::gmail_link_of(state.store()?, id)
+        .await?
+        .ok_or_else(|| UiError::new(UiErrorCode::Internal, "A muster draft has no Gmail link."))?;
+    crate::browser::open(&link).map_err(|e| {
+        tracing::warn!(error = %e, "cannot open the browser");
+        UiError::new(
+            UiErrorCode::Internal,
+            format!("Cannot open the browser ({e}); the link is {link}"),
+        )
+    })
+}
+
 #[tauri::command]
 pub async fn raw_source(state: State<'_, AppState>, id: i64) -> Result<String, UiError> {
     Ok(review::raw_source(state.store()?, id).await?)

@@ -69,6 +69,10 @@ pub fn forwarder(app: AppHandle) -> OnEvent {
                     detail: detail.as_deref(),
                 },
             ),
+            AppEvent::NewDrafts { count } => {
+                tracing::info!(count, "notifying new drafts");
+                notify::new_drafts(&app, *count);
+            }
             AppEvent::Refusal { refusal, item } => {
                 tracing::info!(
                     item = item.id,

@@ -9,6 +9,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod args;
+mod browser;
 mod commands;
 mod demo;
 mod error;
@@ -93,6 +94,7 @@ fn main() -> anyhow::Result<()> {
             commands::undo,
             commands::reject_reasons,
             commands::raw_source,
+            commands::open_in_gmail,
             commands::attachment_preview,
             commands::save_attachment,
             commands::list_accounts,

@@ -20,6 +20,48 @@ pub fn text(refusal: &Refusal, item: &ItemSummary) -> (String, String) {
     (format!("Refused: {subject}"), refusal.reason.clone())
 }
 
+/// The title of the notification for `count` new drafts (one per burst).
+pub fn new_drafts_text(count: usize) -> String {
+    if count == 1 {
+        "1 new draft to review".to_owned()
+    } else {
+        format!("{count} new drafts to review")
+    }
+}
+
+/// Shows "N new drafts to review"; clicking it shows the window.
+#[cfg(target_os = "linux")]
+pub fn new_drafts(app: &AppHandle, count: usize) {
+    let title = new_drafts_text(count);
+    let app = app.clone();
+    let spawned = std::thread::Builder::new()
+        .name("notification".into())
+        .spawn(move || {
+            let shown = notify_rust::Notification::new()
+                .appname("Countersign")
+                .summary(&title)
+                .action("default", "Open")
+                .show();
+            match shown {
+                Ok(handle) => handle.wait_for_action(|action| {
+                    if action == "default" {
+                        crate::tray::show_main(&app);
+                    }
+                }),
+                Err(error) => tracing::warn!(error = %error, "cannot show a notification"),
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(error = %error, "cannot start the notification thread");
+    }
+}
+
+/// Elsewhere the tray tooltip's count is all there is, for now.
+#[cfg(not(target_os = "linux"))]
+pub fn new_drafts(_app: &AppHandle, count: usize) {
+    tracing::info!(title = %new_drafts_text(count), "desktop notifications are implemented for Linux only");
+}
+
 /// Shows the notification for `refusal` of `item`; clicking it opens the item.
 #[cfg(target_os = "linux")]
 pub fn refusal(app: &AppHandle, refusal: &Refusal, item: &ItemSummary) {
@@ -107,6 +149,12 @@ mod tests {
             recorded_at: Utc::now(),
             notified_at: None,
         }
+    }
+
+    #[test]
+    fn new_drafts_are_counted_in_one_line() {
+        assert_eq!(new_drafts_text(1), "1 new draft to review");
+        assert_eq!(new_drafts_text(3), "3 new drafts to review");
     }
 
     #[test]

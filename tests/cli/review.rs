@@ -268,3 +268,50 @@ async fn approve_without_a_version_binds_to_the_current_one_and_prints_its_diges
         "{approved}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_carries_the_message_answered_and_the_drafts_gmail_link() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    let account = cli.add_gmail(&gmail).await;
+    let parent = b"From: Ana Lima <ana@example.com>\r\nTo: owner@example.com\r\n\
+        Subject: Invoice 1\r\nDate: Mon, 30 Nov 2026 09:00:00 +0000\r\n\
+        Message-ID: <parent-1@example.com>\r\n\r\nCould you send invoice 1 again?\r\n";
+    let (_, thread) = gmail.add_inbox_message(parent, None);
+    let draft = gmail.file_draft(
+        &reply_with_attachment(1, "The invoice is attached."),
+        Some(&thread),
+    );
+    cli.exec(&["sync", "--json"]).await.json();
+
+    let id = cli.item_id(&draft.id).await;
+    let shown = cli.exec(&["show", &id, "--json"]).await.json();
+    let answered = &shown["answered"];
+    assert_eq!(answered["from"][0]["email"], "ana@example.com");
+    assert_eq!(answered["snippetOnly"], false);
+    assert_eq!(
+        answered["view"]["textBody"].as_str().unwrap().trim(),
+        "Could you send invoice 1 again?"
+    );
+    assert_eq!(answered["date"], "2026-11-30T09:00:00Z");
+    let address = account["address"].as_str().unwrap();
+    assert_eq!(
+        shown["gmailLink"],
+        format!(
+            "https://mail.google.com/mail/u/{address}/#drafts?compose={}",
+            draft.message_id
+        )
+    );
+
+    let human = cli.exec(&["show", &id]).await.ok().stdout;
+    for expected in [
+        "In reply to Ana Lima <ana@example.com>",
+        "> Could you send invoice 1 again?",
+        "In Gmail: https://mail.google.com/mail/u/",
+    ] {
+        assert!(
+            human.contains(expected),
+            "{expected:?} missing from:\n{human}"
+        );
+    }
+}

@@ -11,6 +11,7 @@
 
 mod attachments;
 mod binding;
+mod context;
 mod muster;
 mod offline;
 mod queue;

@@ -43,6 +43,15 @@ pub struct Fixture {
 impl Fixture {
     /// A fresh data directory, both fakes started, the undo window set to [`TEST_UNDO_SECS`].
     pub async fn new() -> Result<Fixture> {
+        Fixture::seeded(countersign_fakes::Seed::Empty).await
+    }
+
+    /// Like [`Fixture::new`], with both fakes holding the demo's drafts (`--seed demo`).
+    pub async fn with_demo() -> Result<Fixture> {
+        Fixture::seeded(countersign_fakes::Seed::Demo).await
+    }
+
+    async fn seeded(seed: countersign_fakes::Seed) -> Result<Fixture> {
         let dir = tempfile::Builder::new()
             .prefix("countersign-e2e-")
             .tempdir()
@@ -51,12 +60,18 @@ impl Fixture {
             .await
             .context("cannot create the mirror")?;
         let services = Services::with_token_store(dir.path(), TokenStore::file(dir.path()));
-        let gmail = FakeGmail::start(GmailConfig::default())
-            .await
-            .context("cannot start the fake Gmail")?;
-        let muster = FakeMuster::start(MusterConfig::default())
-            .await
-            .context("cannot start the fake muster")?;
+        let gmail = FakeGmail::start(GmailConfig {
+            seed,
+            ..GmailConfig::default()
+        })
+        .await
+        .context("cannot start the fake Gmail")?;
+        let muster = FakeMuster::start(MusterConfig {
+            seed,
+            ..MusterConfig::default()
+        })
+        .await
+        .context("cannot start the fake muster")?;
         let fixture = Fixture {
             dir,
             store,

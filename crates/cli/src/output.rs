@@ -94,7 +94,13 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     if let Some(refusal) = &detail.send_refusal {
         println!("Cannot send: {refusal}");
     }
+    if let Some(link) = &detail.gmail_link {
+        println!("In Gmail: {link}");
+    }
     println!("\n{}\n", view.text_body.trim_end());
+    if let Some(answered) = &detail.answered {
+        answered_message(answered);
+    }
     if !view.attachments.is_empty() {
         println!("Attachments:");
         for a in &view.attachments {
@@ -266,4 +272,41 @@ fn truncate(text: &str, width: usize) -> String {
     let mut cut: String = text.chars().take(width - 1).collect();
     cut.push('…');
     cut
+}
+
+/// The message a draft answers, quoted under it.
+fn answered_message(answered: &countersign_core::answered::AnsweredMessage) {
+    let from = addresses(&answered.from);
+    let date = answered.date.as_deref().unwrap_or("date unknown");
+    println!("In reply to {from} ({date}):");
+    match &answered.view {
+        Some(view) => {
+            for line in view.text_body.trim_end().lines() {
+                println!("> {line}");
+            }
+            for a in &view.attachments {
+                println!(
+                    ">  [attachment] {}  {} bytes",
+                    a.file_name.as_deref().unwrap_or("(no name)"),
+                    a.size
+                );
+            }
+        }
+        None => println!(
+            "> {} [snippet only: the full message is not known]",
+            answered.snippet
+        ),
+    }
+    if !answered.thread.is_empty() {
+        println!("Earlier in the thread:");
+        for m in &answered.thread {
+            println!(
+                "  {}  {}  {}",
+                m.date.as_deref().unwrap_or(""),
+                m.from,
+                m.snippet
+            );
+        }
+    }
+    println!();
 }

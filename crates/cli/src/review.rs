@@ -2,6 +2,7 @@
 //! item's own fields at the top level and the refusal reasons spelled out.
 
 use anyhow::Result;
+use countersign_core::answered::AnsweredMessage;
 use countersign_core::render::ReviewView;
 use countersign_core::review::{review_detail, ReviewDetail, ReviewDiff, VersionInfo};
 use countersign_core::store::{AuditEntry, Decision, Item, Refusal, RouteRecord};
@@ -42,6 +43,11 @@ pub struct ItemDetail {
     pub refusal_reason: Option<String>,
     /// Gmail: why this account cannot send, when its granted scopes do not allow it.
     pub send_refusal: Option<String>,
+    /// What the draft answers: rendered in full when known, else its snippet; Gmail: the
+    /// thread's other messages.
+    pub answered: Option<AnsweredMessage>,
+    /// Gmail: the draft in Gmail's web app.
+    pub gmail_link: Option<String>,
 }
 
 impl ItemDetail {
@@ -60,6 +66,8 @@ impl ItemDetail {
             refusals,
             audit,
             remote_allowed,
+            answered,
+            gmail_link,
         } = review_detail(store, id, false).await?;
         let account = store.get_account(&item.summary.account_id).await?;
         let send_refusal = match account.kind {
@@ -88,6 +96,8 @@ impl ItemDetail {
             remote_allowed,
             refusal_reason,
             send_refusal,
+            answered,
+            gmail_link,
         })
     }
 }

@@ -35,6 +35,7 @@ fn units(method: &str) -> Option<u64> {
         "drafts.get" | "drafts.list" => Some(5),
         "getProfile" => Some(1),
         "history.list" => Some(2),
+        "threads.get" => Some(10),
         m if m.starts_with("messages.") => Some(5),
         _ => None,
     }
@@ -70,11 +71,12 @@ fn by_method(gmail: &FakeGmail) -> BTreeMap<String, u64> {
 }
 
 /// The Gmail methods a sync calls, for adding latency to each.
-const SYNC_METHODS: [&str; 6] = [
+const SYNC_METHODS: [&str; 7] = [
     "getProfile",
     "history.list",
     "drafts.list",
     "drafts.get",
+    "threads.get",
     "messages.list",
     "messages.get",
 ];
@@ -127,8 +129,9 @@ async fn run(drafts: usize, latency: Duration, quiet: bool) {
         .await
         .expect("connect the fake Gmail");
     for n in 0..drafts {
-        gmail.add_inbox_message(&parent(n), None);
-        gmail.file_draft(&reply(n), None);
+        // As in Gmail, the reply draft is on its parent's thread.
+        let (_, thread) = gmail.add_inbox_message(&parent(n), None);
+        gmail.file_draft(&reply(n), Some(&thread));
     }
     let client = services.gmail(&account).await.expect("the sync client");
     // Let the fake's quota bucket (one second of units) refill after connecting, so the sync
@@ -159,14 +162,14 @@ async fn run(drafts: usize, latency: Duration, quiet: bool) {
 
     // What a sync without any refusal would have asked for: one page of drafts.list per 500
     // drafts (plus none, since the last page has no nextPageToken), one drafts.get per draft,
-    // one messages.list and one messages.get per parent, one getProfile. Anything logged above
-    // that was answered 429 and retried (the fake injects no other failure here).
+    // one threads.get per thread and one messages.get (raw) per parent, one getProfile. Anything
+    // logged above that was answered 429 and retried (the fake injects no other failure here).
     let pages = drafts.div_ceil(500).max(1) as u64;
     let expected: BTreeMap<&str, u64> = [
         ("getProfile", 1),
         ("drafts.list", pages),
         ("drafts.get", report.fetched as u64),
-        ("messages.list", report.new_items as u64),
+        ("threads.get", report.new_items as u64),
         ("messages.get", report.new_items as u64),
     ]
     .into_iter()
@@ -194,6 +197,11 @@ async fn run(drafts: usize, latency: Duration, quiet: bool) {
     println!("  requests: {logged_total} logged, {refused_total} answered 429 (logged − answered)");
     let achieved = units_spent as f64 / elapsed.as_secs_f64();
     println!("  units spent (answered requests): {units_spent}");
+    println!(
+        "  units per new draft: {:.1} (drafts.get 5 + threads.get 10 + the parent's raw 5, plus \
+         its share of drafts.list and getProfile)",
+        units_spent as f64 / report.new_items.max(1) as f64
+    );
     println!(
         "  achieved: {achieved:.1} units/s = {:.3} of the quota (target ≥ 0.9)",
         achieved / QUOTA_PER_SECOND

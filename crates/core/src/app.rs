@@ -60,6 +60,12 @@ pub enum AppEvent {
         /// Why not.
         detail: Option<String>,
     },
+    /// Drafts arrived that await review: one notification "N new drafts to review" per burst
+    /// (only when the owner turned these notifications on).
+    NewDrafts {
+        /// How many.
+        count: usize,
+    },
     /// A refusal the owner must be told about (a notification).
     Refusal {
         /// The refusal.
@@ -257,7 +263,10 @@ impl RunningApp {
             let store = store.clone();
             let viewing = viewing.clone();
             let on_event = on_event.clone();
-            tokio::spawn(async move { deliver_refusals(&store, &viewing, &on_event).await });
+            tokio::spawn(async move {
+                deliver_new_drafts(&store, &on_event).await;
+                deliver_refusals(&store, &viewing, &on_event).await;
+            });
         })
     }
 
@@ -318,6 +327,25 @@ fn changed(report: &DispatchReport) -> bool {
         && report.failed.is_empty()
         && report.uncertain.is_empty()
         && report.retrying.is_empty())
+}
+
+/// Tell the owner, once per burst, how many new drafts await review.
+async fn deliver_new_drafts(store: &Store, on_event: &OnEvent) {
+    match announce_new_drafts(store).await {
+        Ok(Some(count)) => on_event(AppEvent::NewDrafts { count }),
+        Ok(None) => {}
+        Err(error) => tracing::warn!(error = %error, "cannot count the new drafts"),
+    }
+}
+
+/// How many drafts became reviewable since the last call, when the owner wants to hear about
+/// them (`Settings::new_draft_notifications`); `None` when there are none or they are not
+/// wanted. Every call marks them told either way, so turning the setting on later does not
+/// announce old drafts.
+pub async fn announce_new_drafts(store: &Store) -> Result<Option<usize>> {
+    let count = store.take_unannounced_drafts().await?;
+    let wanted = store.settings().await?.new_draft_notifications;
+    Ok((wanted && count > 0).then_some(count))
 }
 
 /// Tell the owner about each refusal once: as an event (a notification), unless they are

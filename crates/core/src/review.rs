@@ -87,6 +87,10 @@ pub struct ReviewDetail {
     pub audit: Vec<AuditEntry>,
     /// Remote content is shown in this rendering.
     pub remote_allowed: bool,
+    /// What the draft answers, in full where it is known.
+    pub answered: Option<crate::answered::AnsweredMessage>,
+    /// Gmail: the draft in Gmail's web app.
+    pub gmail_link: Option<String>,
 }
 
 /// Assemble the review of `item_id`. `load_remote` is the owner's "load remote content for this
@@ -152,6 +156,9 @@ pub async fn review_detail_since(
         ),
         _ => (vec![], None),
     };
+    let answered = crate::answered::answered_message(store, &item).await?;
+    let gmail_link = (item.summary.source == Source::Gmail)
+        .then(|| crate::answered::gmail_draft_link(&account.address, &item.summary.version));
     Ok(ReviewDetail {
         shown: Shown {
             id: item_id,
@@ -159,6 +166,8 @@ pub async fn review_detail_since(
             digest: current.sha256.clone(),
         },
         changed_since,
+        answered,
+        gmail_link,
         versions: versions
             .iter()
             .map(|v| VersionInfo {

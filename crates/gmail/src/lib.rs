@@ -4,7 +4,8 @@
 //!   [`GmailClient::get_draft_raw`], [`GmailClient::get_draft_minimal`],
 //!   [`GmailClient::send_draft`], [`GmailClient::delete_draft`]), messages
 //!   ([`GmailClient::list_messages`], [`GmailClient::find_sent_by_message_id`],
-//!   [`GmailClient::get_message_metadata`]), history ([`GmailClient::list_draft_history`]),
+//!   [`GmailClient::get_message_metadata`], [`GmailClient::get_message_raw`]), threads
+//!   ([`GmailClient::get_thread_metadata`]), history ([`GmailClient::list_draft_history`]),
 //!   the profile and the granted scopes. Reads wait for quota and retry; sends and deletes
 //!   never retry.
 //! - [`oauth::connect`] runs the consent flow; [`oauth::OAuthTokenSource`] gives access tokens
@@ -22,6 +23,7 @@ pub mod oauth;
 pub mod profile;
 pub mod quota;
 pub mod retry;
+pub mod threads;
 mod token;
 pub mod token_store;
 pub mod tokeninfo;

@@ -3,7 +3,7 @@
 //! Reference: <https://developers.google.com/gmail/api/reference/rest/v1/users.messages>.
 //! `list` with `q=rfc822msgid:<id>` finds a sent message by its `Message-ID` header, which is how
 //! a send with an unknown outcome is reconciled; `get?format=metadata` reads the parent message
-//! a reply answers.
+//! a reply answers; `get?format=raw` reads the parent message in full, for the review.
 
 use crate::client::{segment, Call, GmailClient};
 use crate::error::Result;
@@ -37,6 +37,20 @@ pub struct MessageMetadata {
 }
 
 impl MessageMetadata {
+    pub(crate) fn from_wire(message: wire::Message) -> Self {
+        MessageMetadata {
+            id: message.id,
+            thread_id: message.thread_id.unwrap_or_default(),
+            label_ids: message.label_ids,
+            snippet: message.snippet.unwrap_or_default(),
+            headers: message
+                .payload
+                .map(|p| p.headers.into_iter().map(|h| (h.name, h.value)).collect())
+                .unwrap_or_default(),
+            internal_date: message.internal_date.and_then(|d| d.parse().ok()),
+        }
+    }
+
     /// The first header called `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -121,16 +135,23 @@ impl GmailClient {
             call = call.query("metadataHeaders", *name);
         }
         let message: wire::Message = self.execute(&call).await?;
-        Ok(MessageMetadata {
-            id: message.id,
-            thread_id: message.thread_id.unwrap_or_default(),
-            label_ids: message.label_ids,
-            snippet: message.snippet.unwrap_or_default(),
-            headers: message
-                .payload
-                .map(|p| p.headers.into_iter().map(|h| (h.name, h.value)).collect())
-                .unwrap_or_default(),
-            internal_date: message.internal_date.and_then(|d| d.parse().ok()),
-        })
+        Ok(MessageMetadata::from_wire(message))
+    }
+
+    /// A message's full RFC 5322 bytes (`messages.get?format=raw`, 5 units).
+    pub async fn get_message_raw(&self, message_id: &str) -> Result<Vec<u8>> {
+        let call = Call::get(
+            Method::MessagesGet,
+            format!("/messages/{}", segment(message_id)),
+        )
+        .query("format", "raw");
+        let message: wire::Message = self.execute(&call).await?;
+        message
+            .raw
+            .as_deref()
+            .and_then(wire::decode_raw)
+            .ok_or_else(|| crate::Error::BadResponse {
+                detail: "messages.get answered no readable base64url `raw`".into(),
+            })
     }
 }

@@ -38,6 +38,8 @@ pub enum Method {
     HistoryList,
     /// `users.getProfile`
     GetProfile,
+    /// `users.threads.get`
+    ThreadsGet,
 }
 
 impl Method {
@@ -50,6 +52,7 @@ impl Method {
             Method::MessagesList | Method::MessagesGet => 5,
             Method::HistoryList => 2,
             Method::GetProfile => 1,
+            Method::ThreadsGet => 10,
         }
     }
 
@@ -64,6 +67,7 @@ impl Method {
             Method::MessagesGet => "messages.get",
             Method::HistoryList => "history.list",
             Method::GetProfile => "getProfile",
+            Method::ThreadsGet => "threads.get",
         }
     }
 

@@ -51,6 +51,14 @@ pub(crate) struct Header {
     pub value: String,
 }
 
+/// A `Thread` resource (`threads.get`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct Thread {
+    pub id: String,
+    #[serde(default)]
+    pub messages: Vec<Message>,
+}
+
 /// Request body of `drafts.send`: a `Draft` resource.
 #[derive(Debug, Serialize)]
 pub(crate) struct SendDraftRequest<'a> {

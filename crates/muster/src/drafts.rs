@@ -55,6 +55,9 @@ pub struct InReplyTo {
     pub snippet: String,
     /// When it arrived, RFC 3339, if muster knows.
     pub received_at: Option<String>,
+    /// Its full text, when muster gives it (optional in the contract); otherwise only the
+    /// snippet is known.
+    pub text: Option<String>,
 }
 
 /// What the plugin reported after trying to send an approved draft.

@@ -78,6 +78,8 @@ pub(crate) struct DraftInReplyTo {
     pub snippet: Option<String>,
     #[serde(default)]
     pub received_at: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -184,6 +186,7 @@ impl Draft {
                 subject: self.in_reply_to.subject,
                 snippet: self.in_reply_to.snippet.unwrap_or_default(),
                 received_at: self.in_reply_to.received_at,
+                text: self.in_reply_to.text,
             },
             redraft_of: self.redraft_of.filter(|s| !s.is_empty()),
             redraft_number: self.redraft_number,

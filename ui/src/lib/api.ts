@@ -67,6 +67,8 @@ export const reject = (shown: Shown, reason: string) =>
 export const undo = (id: number) => call<Decision>("undo", { id });
 export const rejectReasons = () => call<string[]>("reject_reasons");
 export const rawSource = (id: number) => call<string>("raw_source", { id });
+/** Opens the Gmail draft in the system browser. */
+export const openInGmail = (id: number) => call<void>("open_in_gmail", { id });
 export const attachmentPreview = (id: number, index: number) =>
   call<AttachmentPreviewAnswer>("attachment_preview", { id, index });
 /** Opens the native save dialog; `null` when the owner cancelled. */

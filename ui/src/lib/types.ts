@@ -80,6 +80,8 @@ export interface Flag {
   kind: string;
   about: string;
   explanation: string;
+  /** Every address an aggregated recipient flag covers, e.g. "ana@x.org (To)". */
+  recipients?: string[];
 }
 
 /** One attachment as the draft declares it and as its bytes are. */
@@ -247,6 +249,33 @@ export interface ReviewDetail {
   refusals: Refusal[];
   audit: AuditEntry[];
   remoteAllowed: boolean;
+  /** What the draft answers: in full when known, else its snippet. */
+  answered: AnsweredMessage | null;
+  /** Gmail: the draft in Gmail's web app. */
+  gmailLink: string | null;
+}
+
+/** One message of a Gmail thread, as listed under the draft. */
+export interface ThreadMessage {
+  gmailId: string;
+  rfc822MessageId: string | null;
+  from: string;
+  subject: string;
+  date: string | null;
+  snippet: string;
+}
+
+/** The message a draft answers. */
+export interface AnsweredMessage {
+  from: Address[];
+  subject: string | null;
+  date: string | null;
+  /** The whole message rendered (remote content blocked); null when only the snippet is known. */
+  view: ReviewView | null;
+  snippet: string;
+  snippetOnly: boolean;
+  /** Gmail: the thread's other messages, oldest first. */
+  thread: ThreadMessage[];
 }
 
 /** A connected account. */
@@ -286,6 +315,8 @@ export interface Settings {
   notifications: boolean;
   remoteContent: "block" | "allow";
   paused: boolean;
+  /** "N new drafts to review", one notification per burst; off by default. */
+  newDraftNotifications: boolean;
 }
 
 /** The status bar's figures. */

@@ -31,6 +31,8 @@ pub enum FlagKind {
     ReplyWithoutThreading,
     /// A message Gmail will refuse to send.
     OverSizeLimit,
+    /// A header allowed once occurs more than once: mail programs disagree on which one counts.
+    DuplicateHeader,
 }
 
 /// One safety flag.
@@ -43,6 +45,16 @@ pub struct Flag {
     pub about: String,
     /// One line a person understands.
     pub explanation: String,
+    /// Every address a recipient flag covers, when it covers more than one (`"a@x.org (To)"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recipients: Vec<String>,
+}
+
+/// A header allowed once that a message carries more than once, with every value.
+#[derive(Debug, Clone)]
+pub(crate) struct DuplicateHeader {
+    pub name: String,
+    pub values: Vec<String>,
 }
 
 /// Member names of one zip-like attachment, for looking inside archives.
@@ -347,6 +359,7 @@ fn attachment_flags(a: &AttachmentMeta, archive: Option<&ArchiveListing>, out: &
             kind: FlagKind::RiskyAttachment,
             about: about.clone(),
             explanation,
+            recipients: Vec::new(),
         });
     }
 
@@ -367,6 +380,7 @@ fn attachment_flags(a: &AttachmentMeta, archive: Option<&ArchiveListing>, out: &
                     "It is named .{ext} but its content is {sniffed}: what opens may not be \
                      what the name promises."
                 ),
+                recipients: Vec::new(),
             });
             return;
         }
@@ -377,6 +391,7 @@ fn attachment_flags(a: &AttachmentMeta, archive: Option<&ArchiveListing>, out: &
                 kind: FlagKind::AttachmentTypeMismatch,
                 about,
                 explanation: format!("It is declared as {declared} but its content is {sniffed}."),
+                recipients: Vec::new(),
             });
         }
     }
@@ -401,15 +416,59 @@ fn display(a: &Address) -> String {
     a.email.clone()
 }
 
+/// How many addresses an aggregated flag's explanation names before "and N more"; the full
+/// list is in [`Flag::recipients`].
+const NAMED_IN_EXPLANATION: usize = 3;
+
+fn first_few(list: &[(&str, &Address)]) -> String {
+    let shown: Vec<&str> = list
+        .iter()
+        .take(NAMED_IN_EXPLANATION)
+        .map(|(_, a)| a.email.as_str())
+        .collect();
+    let more = list.len().saturating_sub(NAMED_IN_EXPLANATION);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+fn listed(list: &[(&str, &Address)]) -> Vec<String> {
+    list.iter()
+        .map(|(field, a)| format!("{} ({field})", a.email))
+        .collect()
+}
+
 /// Computes the flags of a view. `threading` is false for muster drafts, whose plugin threads
 /// the reply itself.
 pub(crate) fn compute(
     view: &ReviewView,
     options: &RenderOptions,
     archives: &[ArchiveListing],
+    duplicates: &[DuplicateHeader],
     threading: bool,
 ) -> Vec<Flag> {
     let mut out = Vec::new();
+    for d in duplicates {
+        let values: Vec<String> = d
+            .values
+            .iter()
+            .map(|v| format!("\u{201c}{v}\u{201d}"))
+            .collect();
+        out.push(Flag {
+            kind: FlagKind::DuplicateHeader,
+            about: d.name.clone(),
+            explanation: format!(
+                "The message has {} {} headers ({}): mail programs disagree on what this \
+                 message says, and the recipient may see a different one than you do.",
+                d.values.len(),
+                d.name,
+                values.join(" and ")
+            ),
+            recipients: Vec::new(),
+        });
+    }
     let recipients: Vec<(&str, &Address)> = view
         .to
         .iter()
@@ -428,41 +487,80 @@ pub(crate) fn compute(
             .map(|a| a.email.to_lowercase())
             .collect();
         let mut seen = BTreeSet::new();
-        for (field, a) in &recipients {
-            let email = a.email.to_lowercase();
-            if !on_thread.contains(&email) && seen.insert(email) {
-                out.push(Flag {
-                    kind: FlagKind::RecipientNotOnThread,
-                    about: display(a),
-                    explanation: format!(
-                        "{} ({field}) was not on the message this replies to: check they \
-                         should see it.",
-                        a.email
-                    ),
-                });
-            }
+        let strangers: Vec<(&str, &Address)> = recipients
+            .iter()
+            .filter(|(_, a)| {
+                let email = a.email.to_lowercase();
+                !on_thread.contains(&email) && seen.insert(email)
+            })
+            .copied()
+            .collect();
+        if let [(field, a)] = strangers.as_slice() {
+            out.push(Flag {
+                kind: FlagKind::RecipientNotOnThread,
+                about: display(a),
+                explanation: format!(
+                    "{} ({field}) was not on the message this replies to: check they should \
+                     see it.",
+                    a.email
+                ),
+                recipients: Vec::new(),
+            });
+        } else if !strangers.is_empty() {
+            out.push(Flag {
+                kind: FlagKind::RecipientNotOnThread,
+                about: format!("{} recipients", strangers.len()),
+                explanation: format!(
+                    "{} recipients were not on the message this replies to: check they should \
+                     see it ({}).",
+                    strangers.len(),
+                    first_few(&strangers)
+                ),
+                recipients: listed(&strangers),
+            });
         }
     }
 
     if !options.owner_domains.is_empty() {
         let mut seen = BTreeSet::new();
-        for (field, a) in &recipients {
-            if !in_domains(&a.email, &options.owner_domains) && seen.insert(a.email.to_lowercase())
-            {
-                out.push(Flag {
-                    kind: FlagKind::ExternalRecipient,
-                    about: display(a),
-                    explanation: format!(
-                        "{} ({field}) is outside your organisation ({}).",
-                        a.email,
-                        domain_of(&a.email)
-                    ),
-                });
-            }
+        let outside: Vec<(&str, &Address)> = recipients
+            .iter()
+            .filter(|(_, a)| {
+                !in_domains(&a.email, &options.owner_domains) && seen.insert(a.email.to_lowercase())
+            })
+            .copied()
+            .collect();
+        if let [(field, a)] = outside.as_slice() {
+            out.push(Flag {
+                kind: FlagKind::ExternalRecipient,
+                about: display(a),
+                explanation: format!(
+                    "{} ({field}) is outside your organisation ({}).",
+                    a.email,
+                    domain_of(&a.email)
+                ),
+                recipients: Vec::new(),
+            });
+        } else if !outside.is_empty() {
+            let domains: BTreeSet<String> =
+                outside.iter().map(|(_, a)| domain_of(&a.email)).collect();
+            out.push(Flag {
+                kind: FlagKind::ExternalRecipient,
+                about: format!("{} recipients", outside.len()),
+                explanation: format!(
+                    "{} recipients are outside your organisation, at {} domain{} ({}).",
+                    outside.len(),
+                    domains.len(),
+                    if domains.len() == 1 { "" } else { "s" },
+                    first_few(&outside)
+                ),
+                recipients: listed(&outside),
+            });
         }
     }
 
-    for a in &view.bcc {
+    let bcc: Vec<(&str, &Address)> = view.bcc.iter().map(|a| ("Bcc", a)).collect();
+    if let [(_, a)] = bcc.as_slice() {
         out.push(Flag {
             kind: FlagKind::BccRecipient,
             about: display(a),
@@ -470,6 +568,18 @@ pub(crate) fn compute(
                 "{} gets a hidden copy (Bcc): the other recipients will not know.",
                 a.email
             ),
+            recipients: Vec::new(),
+        });
+    } else if !bcc.is_empty() {
+        out.push(Flag {
+            kind: FlagKind::BccRecipient,
+            about: format!("{} recipients", bcc.len()),
+            explanation: format!(
+                "{} recipients get a hidden copy (Bcc): the other recipients will not know ({}).",
+                bcc.len(),
+                first_few(&bcc)
+            ),
+            recipients: listed(&bcc),
         });
     }
 
@@ -491,6 +601,7 @@ pub(crate) fn compute(
                 "A link shows \u{201c}{}\u{201d} but opens {real}.",
                 link.text
             ),
+            recipients: Vec::new(),
         });
     }
 
@@ -501,6 +612,7 @@ pub(crate) fn compute(
             explanation: "This reply has no In-Reply-To or References header, so it will \
                           arrive as a new conversation instead of in the thread."
                 .into(),
+            recipients: Vec::new(),
         });
     }
 
@@ -513,6 +625,7 @@ pub(crate) fn compute(
                 view.raw_size as f64 / (1024.0 * 1024.0),
                 GMAIL_MAX_MESSAGE_BYTES / (1024 * 1024)
             ),
+            recipients: Vec::new(),
         });
     }
     out

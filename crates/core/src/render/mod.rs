@@ -6,6 +6,7 @@
 
 pub mod diff;
 pub mod flags;
+mod repair;
 pub mod sanitize;
 pub mod sniff;
 pub mod text;

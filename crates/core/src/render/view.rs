@@ -11,7 +11,8 @@ use mail_parser::{Message, MessageParser, MessagePart, MimeHeaders, PartType};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::flags::{self, ArchiveListing, Flag};
+use super::flags::{self, ArchiveListing, DuplicateHeader, Flag};
+use super::repair;
 use super::sanitize::{self, CidImage};
 use super::sniff;
 use super::text;
@@ -128,6 +129,9 @@ pub enum WarningKind {
     MissingInlineImage,
     /// The MIME parser gave up on the structure (it stopped on an internal check).
     UnparseableStructure,
+    /// The message breaks the format in a way mail programs read differently; what the review
+    /// shows may differ from what the recipient sees.
+    Malformed,
 }
 
 /// A problem found while reading the draft, shown to the owner.
@@ -271,6 +275,20 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
         ..ReviewView::default()
     };
     let mut archives = Vec::new();
+    let mut duplicates = Vec::new();
+    let repaired = repair::repair(raw);
+    let raw = repaired.bytes.as_ref();
+    if !repaired.repairs.is_empty() {
+        let what: Vec<&str> = repaired.repairs.iter().map(|r| r.describe()).collect();
+        view.warnings.push(Warning {
+            kind: WarningKind::Malformed,
+            message: format!(
+                "This message is malformed ({}); it is shown the way common mail programs read \
+                 it, but what you see may differ from what the recipient sees.",
+                what.join("; ")
+            ),
+        });
+    }
     if raw.is_empty() {
         view.warnings.push(Warning {
             kind: WarningKind::EmptyMessage,
@@ -278,6 +296,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
         });
     } else if let Some(message) = parse(raw, &mut view.warnings) {
         read_headers(&message, &mut view);
+        duplicates = duplicate_singletons(&message);
         read_structure_warnings(&message, raw, &mut view.warnings);
         let parts = collect_attachments(&message, raw);
         archives = parts
@@ -321,7 +340,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
     });
     view.is_reply = options.is_reply || options.parent.is_some() || looks_like_reply;
     view.answers = options.parent.clone();
-    view.flags = flags::compute(&view, options, &archives, true);
+    view.flags = flags::compute(&view, options, &archives, &duplicates, true);
     view
 }
 
@@ -355,13 +374,16 @@ pub fn render_plain_text(
         parent: answers.cloned(),
         ..options.clone()
     };
-    view.flags = flags::compute(&view, &options, &[], false);
+    view.flags = flags::compute(&view, &options, &[], &[], false);
     view
 }
 
 /// The metadata and decoded bytes of attachment `index` (as numbered in
 /// [`ReviewView::attachments`]), so the app can save it where the owner chooses.
 pub fn attachment_bytes(raw: &[u8], index: usize) -> Option<(AttachmentMeta, Vec<u8>)> {
+    // Numbered as in the view, which is read from the repaired bytes.
+    let repaired = repair::repair(raw);
+    let raw = repaired.bytes.as_ref();
     let message = parse(raw, &mut Vec::new())?;
     let mut parts = collect_attachments(&message, raw);
     if index >= parts.len() {
@@ -459,6 +481,18 @@ fn read_headers(message: &Message<'_>, view: &mut ReviewView) {
         }
     }
     let root = message.root_part();
+    for header in &root.headers {
+        for charset in unknown_encoded_word_charsets(&unfolded_raw_value(message, header)) {
+            view.warnings.push(Warning {
+                kind: WarningKind::UnknownCharset,
+                message: format!(
+                    "{} declares the unknown charset \"{}\"; it may show wrong characters.",
+                    header_label(header.name()),
+                    printable(&charset, 40)
+                ),
+            });
+        }
+    }
     let standard = root
         .headers
         .iter()
@@ -485,6 +519,83 @@ fn read_headers(message: &Message<'_>, view: &mut ReviewView) {
             ),
         });
     }
+}
+
+/// Headers RFC 5322 allows once, which a message carries more than once: programs pick
+/// different ones (mail-parser the last, others the first), so the reader must see both.
+const SINGLETON_HEADERS: &[&str] = &[
+    "Subject",
+    "From",
+    "To",
+    "Cc",
+    "Date",
+    "Content-Type",
+    "Content-Transfer-Encoding",
+    "Message-ID",
+    "In-Reply-To",
+];
+
+fn duplicate_singletons(message: &Message<'_>) -> Vec<DuplicateHeader> {
+    let headers = &message.root_part().headers;
+    SINGLETON_HEADERS
+        .iter()
+        .filter_map(|&name| {
+            let values: Vec<String> = headers
+                .iter()
+                .filter(|h| h.name.as_str().eq_ignore_ascii_case(name))
+                .map(|h| match &h.value {
+                    mail_parser::HeaderValue::Text(t) => printable(t.trim(), 200),
+                    _ => printable(&unfolded_raw_value(message, h), 200),
+                })
+                .collect();
+            (values.len() > 1).then(|| DuplicateHeader {
+                name: name.to_owned(),
+                values,
+            })
+        })
+        .collect()
+}
+
+/// A header's value as written, folds joined.
+fn unfolded_raw_value(message: &Message<'_>, header: &mail_parser::Header<'_>) -> String {
+    let end = (header.offset_end as usize).min(message.raw_message.len());
+    let start = (header.offset_start as usize).min(end);
+    let raw = String::from_utf8_lossy(&message.raw_message[start..end]);
+    raw.split(['\r', '\n'])
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Charsets of RFC 2047 encoded words (`=?charset?Q?...?=`) that no decoder knows, in a
+/// header's raw value.
+fn unknown_encoded_word_charsets(raw_value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = raw_value;
+    while let Some(at) = rest.find("=?") {
+        rest = &rest[at + 2..];
+        let Some(end) = rest.find('?') else { break };
+        // RFC 2231 section 5 lets the charset carry a language: `utf-8*en`.
+        let charset = rest[..end].split('*').next().unwrap_or_default().trim();
+        let encoding = rest[end + 1..].chars().next();
+        if charset.is_empty() || !matches!(encoding, Some('q' | 'Q' | 'b' | 'B')) {
+            continue;
+        }
+        if !is_known_charset(charset)
+            && !out.iter().any(|c: &String| c.eq_ignore_ascii_case(charset))
+        {
+            out.push(charset.to_owned());
+        }
+        rest = &rest[end + 1..];
+    }
+    out
+}
+
+fn is_known_charset(charset: &str) -> bool {
+    mail_parser::decoders::charsets::map::charset_decoder(charset.as_bytes()).is_some()
+        || ["utf-8", "utf8", "us-ascii", "ascii"]
+            .contains(&charset.trim().to_ascii_lowercase().as_str())
 }
 
 /// A header named in a sentence; garbage names are not repeated.
@@ -599,11 +710,7 @@ fn read_structure_warnings(message: &Message<'_>, raw: &[u8], warnings: &mut Vec
         if let PartType::Text(t) | PartType::Html(t) = &part.body {
             let charset = part.content_type().and_then(|ct| ct.attribute("charset"));
             if let Some(cs) = charset {
-                let known = mail_parser::decoders::charsets::map::charset_decoder(cs.as_bytes())
-                    .is_some()
-                    || ["utf-8", "utf8", "us-ascii", "ascii"]
-                        .contains(&cs.trim().to_ascii_lowercase().as_str());
-                if !known {
+                if !is_known_charset(cs) {
                     warnings.push(Warning {
                         kind: WarningKind::UnknownCharset,
                         message: format!(

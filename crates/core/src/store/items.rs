@@ -609,3 +609,20 @@ fn version_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DraftVersion> {
         first_seen_at: parse_time(row.try_get::<&str, _>("first_seen_at")?)?,
     })
 }
+
+impl Store {
+    /// Marks every reviewable draft the owner was not yet told about as told, and returns how
+    /// many there were. Drafts awaiting their plugin's check are not reviewable yet: they are
+    /// counted once the plugin says they are sendable. One statement, so two callers never
+    /// count the same draft.
+    pub async fn take_unannounced_drafts(&self) -> Result<usize> {
+        let rows = sqlx::query(
+            "UPDATE review_items SET announced_at = ?
+             WHERE announced_at IS NULL AND state = 'pending' RETURNING id",
+        )
+        .bind(format_time(Utc::now()))
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.len())
+    }
+}

@@ -12,6 +12,7 @@ mod items;
 mod refusals;
 mod routes;
 mod settings;
+mod threads;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,7 @@ pub use items::{
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;
 pub use settings::{RemoteContentPolicy, Settings};
+pub use threads::ThreadMessage;
 
 /// The file name of the mirror inside the data directory.
 pub const MIRROR_FILE: &str = "mirror.sqlite3";

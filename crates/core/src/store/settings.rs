@@ -33,6 +33,9 @@ pub struct Settings {
     pub remote_content: RemoteContentPolicy,
     /// The "pause sending" switch: no decision is dispatched while it is on.
     pub paused: bool,
+    /// A desktop notification "N new drafts to review" when drafts arrive (one per burst).
+    /// Off unless the owner turns it on.
+    pub new_draft_notifications: bool,
 }
 
 impl Default for Settings {
@@ -43,6 +46,7 @@ impl Default for Settings {
             notifications: true,
             remote_content: RemoteContentPolicy::Block,
             paused: false,
+            new_draft_notifications: false,
         }
     }
 }

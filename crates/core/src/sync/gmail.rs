@@ -11,8 +11,11 @@
 //! - Full: the profile's history id first (so nothing that happens during the sync is missed),
 //!   then the same list-and-fetch.
 //! - A draft that disappeared is marked gone, "sent elsewhere" when SENT has its Message-ID.
-//! - The parent message of a reply (its In-Reply-To) is fetched once per item, for the
-//!   recipient check of the review.
+//! - The conversation of a reply is read once per thread (`threads.get` metadata: From, Date,
+//!   snippet of each message) and the message it answers (its In-Reply-To) once in full
+//!   (`messages.get` raw), both kept in the mirror: the review shows them offline, and the
+//!   parent's addresses feed the recipient check. A parent outside the draft's thread is found
+//!   by its Message-ID (`messages.list`) and its headers only.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -25,7 +28,9 @@ use serde::Serialize;
 use crate::domain::{ItemEvent, ItemState, Source};
 use crate::error::{Error, Result};
 use crate::render::{render_message, ParentMessage, RenderOptions, ReviewView};
-use crate::store::{Account, AttachmentMeta, DraftContent, MusterFields, ObservedDraft, Store};
+use crate::store::{
+    Account, AttachmentMeta, DraftContent, MusterFields, ObservedDraft, Store, ThreadMessage,
+};
 
 /// What a Gmail sync did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -48,6 +53,9 @@ pub struct GmailSyncReport {
 const FETCHES_IN_FLIGHT: usize = 4;
 
 const PARENT_HEADERS: [&str; 6] = ["From", "To", "Cc", "Reply-To", "Message-ID", "Subject"];
+
+/// What the review lists of each earlier message of a thread.
+const THREAD_HEADERS: [&str; 4] = ["From", "Subject", "Date", "Message-ID"];
 
 /// `drafts.list` reconciles the whole mirror at least this often, whatever history says:
 /// Google does not document that `history.list?labelId=DRAFT` reports deleted or sent drafts.
@@ -195,7 +203,7 @@ async fn reconcile(
             Ok(fetched) => fetched,
             Err(e) => Err(Error::Corrupt(format!("a draft fetch stopped: {e}"))),
         };
-        let observed = match fetched {
+        let (mut observed, in_reply_to) = match fetched {
             Ok(Some(observed)) => observed,
             Ok(None) => continue,
             Err(e) => {
@@ -207,6 +215,21 @@ async fn reconcile(
             }
         };
         report.fetched += 1;
+        if observed.answers_json.is_none() {
+            if let Some(parent_id) = &in_reply_to {
+                observed.answers_json = answered_message(
+                    store,
+                    client,
+                    &account.id,
+                    observed.thread_id.as_deref(),
+                    parent_id,
+                )
+                .await?
+                .map(|parent| serde_json::to_string(&parent))
+                .transpose()
+                .map_err(|e| Error::Corrupt(e.to_string()))?;
+            }
+        }
         let outcome = store.record_draft(&observed).await?;
         if outcome.created {
             report.new_items += 1;
@@ -227,22 +250,21 @@ async fn reconcile(
     Ok(report)
 }
 
-/// Fetch one draft and what it answers; `None` when it vanished since the list.
+/// Fetch one draft, with the Message-ID it answers (its first In-Reply-To); `None` when it
+/// vanished since the list.
 async fn fetch_draft(
     client: GmailClient,
     account: Account,
     draft_id: String,
     known_parent: Option<String>,
-) -> Result<Option<ObservedDraft>> {
+) -> Result<Option<(ObservedDraft, Option<String>)>> {
     let raw = match client.get_draft_raw(&draft_id).await {
         Ok(raw) => raw,
         // Sent or deleted between the list and the get: the next sync sees it gone.
         Err(countersign_gmail::Error::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    observe(&account, &client, &raw, known_parent)
-        .await
-        .map(Some)
+    Ok(Some(observe(&account, &raw, known_parent)))
 }
 
 /// States in which a draft missing from Gmail means it went away behind our back. Queued and
@@ -270,23 +292,13 @@ async fn vanished_reason(store: &Store, client: &GmailClient, item_id: i64) -> R
     Ok("deleted elsewhere (it is no longer in Gmail's Drafts)".into())
 }
 
-async fn observe(
+fn observe(
     account: &Account,
-    client: &GmailClient,
     raw: &RawDraft,
-    known_parent: Option<String>,
-) -> Result<ObservedDraft> {
+    answers_json: Option<String>,
+) -> (ObservedDraft, Option<String>) {
     let view = render_message(&raw.raw, &RenderOptions::default());
-    let answers_json = match (known_parent, view.in_reply_to.first()) {
-        (Some(json), _) => Some(json),
-        (None, Some(parent_id)) => fetch_parent(client, parent_id)
-            .await?
-            .map(|parent| serde_json::to_string(&parent))
-            .transpose()
-            .map_err(|e| Error::Corrupt(e.to_string()))?,
-        (None, None) => None,
-    };
-    Ok(ObservedDraft {
+    let observed = ObservedDraft {
         account_id: account.id.clone(),
         source: Source::Gmail,
         external_id: raw.id.clone(),
@@ -316,15 +328,107 @@ async fn observe(
                 content_id: a.content_id.clone(),
             })
             .collect(),
-    })
+    };
+    (observed, view.in_reply_to.first().cloned())
+}
+
+/// The message a reply answers, from its thread (read once per thread and kept) when it is
+/// there, else found by Message-ID anywhere in the mailbox.
+async fn answered_message(
+    store: &Store,
+    client: &GmailClient,
+    account_id: &str,
+    thread_id: Option<&str>,
+    parent_id: &str,
+) -> Result<Option<ParentMessage>> {
+    let bare = bare_message_id(parent_id);
+    let Some(thread_id) = thread_id else {
+        return fetch_parent(client, parent_id).await;
+    };
+    let known = store.thread_known(account_id, thread_id).await?;
+    let mut parent = None;
+    if known {
+        parent = find_in_thread(store, account_id, thread_id, bare).await?;
+    }
+    // Not read yet, or the parent arrived after it was read: read the thread (again).
+    if parent.is_none() {
+        match client.get_thread_metadata(thread_id, &THREAD_HEADERS).await {
+            Ok(thread) => {
+                let messages: Vec<ThreadMessage> = thread
+                    .messages
+                    .iter()
+                    .filter(|m| !m.label_ids.iter().any(|l| l == "DRAFT"))
+                    .map(|m| ThreadMessage {
+                        gmail_id: m.id.clone(),
+                        rfc822_message_id: m
+                            .header("Message-ID")
+                            .map(|v| bare_message_id(v).to_owned()),
+                        from: m.header("From").unwrap_or_default().to_owned(),
+                        subject: m.header("Subject").unwrap_or_default().to_owned(),
+                        date: m.header("Date").map(str::to_owned),
+                        snippet: m.snippet.clone(),
+                        has_raw: false,
+                    })
+                    .collect();
+                store.save_thread(account_id, thread_id, &messages).await?;
+                parent = find_in_thread(store, account_id, thread_id, bare).await?;
+            }
+            Err(countersign_gmail::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let Some(parent) = parent else {
+        return fetch_parent(client, parent_id).await;
+    };
+    let raw = match store
+        .thread_message_raw(account_id, &parent.gmail_id)
+        .await?
+    {
+        Some(raw) => raw,
+        None => match client.get_message_raw(&parent.gmail_id).await {
+            Ok(raw) => {
+                store
+                    .save_thread_message_raw(account_id, &parent.gmail_id, &raw)
+                    .await?;
+                raw
+            }
+            Err(countersign_gmail::Error::NotFound { .. }) => {
+                return fetch_parent(client, parent_id).await
+            }
+            Err(e) => return Err(e.into()),
+        },
+    };
+    let view = render_message(&raw, &RenderOptions::default());
+    Ok(Some(ParentMessage {
+        from: view.from,
+        to: view.to,
+        cc: view.cc,
+        reply_to: view.reply_to,
+        message_id: view.message_id.or_else(|| Some(bare.to_owned())),
+        subject: view.subject,
+    }))
+}
+
+async fn find_in_thread(
+    store: &Store,
+    account_id: &str,
+    thread_id: &str,
+    bare_id: &str,
+) -> Result<Option<ThreadMessage>> {
+    Ok(store
+        .thread_messages(account_id, thread_id)
+        .await?
+        .into_iter()
+        .find(|m| m.rfc822_message_id.as_deref() == Some(bare_id)))
+}
+
+fn bare_message_id(id: &str) -> &str {
+    id.trim().trim_start_matches('<').trim_end_matches('>')
 }
 
 /// The message a reply answers, found by its Message-ID anywhere in the mailbox.
 async fn fetch_parent(client: &GmailClient, message_id: &str) -> Result<Option<ParentMessage>> {
-    let bare = message_id
-        .trim()
-        .trim_start_matches('<')
-        .trim_end_matches('>');
+    let bare = bare_message_id(message_id);
     let found = client
         .list_messages(&MessageQuery {
             q: Some(format!("rfc822msgid:{bare}")),

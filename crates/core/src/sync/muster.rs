@@ -48,6 +48,9 @@ pub struct MusterAnswers {
     pub snippet: String,
     /// When it arrived.
     pub received_at: Option<String>,
+    /// Its full text, when muster gave it (`inReplyTo.text`); `None`: only the snippet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// Mirror every draft and route of the instance.
@@ -293,6 +296,11 @@ fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
         subject: Some(draft.in_reply_to.subject.clone()).filter(|s| !s.is_empty()),
         snippet: draft.in_reply_to.snippet.clone(),
         received_at: draft.in_reply_to.received_at.clone(),
+        text: draft
+            .in_reply_to
+            .text
+            .clone()
+            .filter(|t| !t.trim().is_empty()),
     };
     let subject = if draft.in_reply_to.subject.is_empty() {
         String::new()

@@ -199,3 +199,81 @@ async fn a_thousand_drafts_are_all_mirrored_through_429_storms() {
         "the storm never hit the sync"
     );
 }
+
+#[tokio::test]
+async fn a_reply_s_thread_is_read_once_and_the_message_it_answers_is_kept_in_full() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let earlier = b"From: Bo <bo@example.com>\r\nTo: owner@example.com\r\nSubject: Invoice 7\r\n\
+        Date: Mon, 30 Nov 2026 09:00:00 +0000\r\nMessage-ID: <earlier-7@example.com>\r\n\r\n\
+        Has the invoice gone out?\r\n";
+    let (_, thread) = env.gmail.add_inbox_message(earlier, None);
+    env.gmail.add_inbox_message(&parent(7), Some(&thread));
+    let first = env.gmail.file_draft(&reply(7, "one"), Some(&thread));
+    env.gmail
+        .file_draft(&reply(7, "second reply"), Some(&thread));
+    let client = env.services.gmail(&account).await.unwrap();
+    sync_gmail(&env.store, &account, &client).await.unwrap();
+    assert_eq!(
+        env.gmail.request_count("threads.get"),
+        1,
+        "one read per thread"
+    );
+    assert_eq!(
+        env.gmail.request_count("messages.get"),
+        1,
+        "the parent's bytes are read once"
+    );
+    assert_eq!(env.gmail.request_count("messages.list"), 0);
+
+    // The review is built from the mirror alone: the fake is gone.
+    env.gmail.clear_requests();
+    let id = env
+        .store
+        .find_item(&account.id, &first.id)
+        .await
+        .unwrap()
+        .unwrap();
+    let detail = countersign_core::review::review_detail(&env.store, id, false)
+        .await
+        .unwrap();
+    assert!(env.gmail.requests().is_empty());
+    let answered = detail.answered.expect("what the draft answers");
+    assert!(!answered.snippet_only);
+    assert_eq!(answered.from[0].email, "ana@example.com");
+    let view = answered.view.expect("the parent rendered");
+    assert_eq!(view.text_body.trim(), "Please send the invoice.");
+    assert!(view.html_body.contains("Please send the invoice."));
+    assert_eq!(answered.thread.len(), 1, "{:?}", answered.thread);
+    assert_eq!(answered.thread[0].from, "Bo <bo@example.com>");
+    assert_eq!(answered.thread[0].snippet, "Has the invoice gone out?");
+    assert_eq!(
+        detail.gmail_link.as_deref(),
+        Some(
+            format!(
+                "https://mail.google.com/mail/u/{}/#drafts?compose={}",
+                account.address, first.message_id
+            )
+            .as_str()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_parent_outside_the_draft_s_thread_is_found_by_its_message_id() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    env.gmail.add_inbox_message(&parent(3), None);
+    env.gmail.file_draft(&reply(3, "elsewhere"), None);
+    let client = env.services.gmail(&account).await.unwrap();
+    sync_gmail(&env.store, &account, &client).await.unwrap();
+    let items = env.store.list_items(&ItemFilter::default()).await.unwrap();
+    let detail = countersign_core::review::review_detail(&env.store, items[0].id, false)
+        .await
+        .unwrap();
+    let answered = detail.answered.expect("what the draft answers");
+    assert_eq!(answered.from[0].email, "ana@example.com");
+    // Only its headers were read: the review says the text is not known.
+    assert!(answered.snippet_only);
+    assert!(answered.view.is_none());
+}

@@ -360,3 +360,117 @@ mod malformed {
         );
     }
 }
+
+#[tokio::test]
+async fn a_muster_reply_shows_the_full_message_when_muster_gives_it_and_the_snippet_otherwise() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let full = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "Ana <ana@example.com>",
+            "Invoice",
+            "Hi",
+        )
+        .unwrap();
+    env.muster
+        .set_message_text(
+            &full.message_id,
+            "Hi,\n\ncan invoice 7 be due on the 10th?\n\nAna",
+        )
+        .unwrap();
+    let with_text = env.muster.file_draft(&full.route_id, "Yes.").unwrap();
+    let short = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "Bo <bo@example.com>",
+            "Refund",
+            "The jug…",
+        )
+        .unwrap();
+    let without = env.muster.file_draft(&short.route_id, "Refunded.").unwrap();
+    resync(&env, &account).await;
+
+    let item = item_for(&env, &with_text).await;
+    let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+        .await
+        .unwrap();
+    let answered = detail.answered.unwrap();
+    assert!(!answered.snippet_only);
+    assert_eq!(
+        answered.view.unwrap().text_body,
+        "Hi,\n\ncan invoice 7 be due on the 10th?\n\nAna"
+    );
+    assert_eq!(detail.gmail_link, None);
+
+    let item = item_for(&env, &without).await;
+    let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+        .await
+        .unwrap();
+    let answered = detail.answered.unwrap();
+    assert!(answered.snippet_only);
+    assert!(answered.view.is_none());
+    assert_eq!(answered.snippet, "The jug…");
+    assert_eq!(answered.from[0].email, "bo@example.com");
+}
+
+#[tokio::test]
+async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_only_once_sendable()
+{
+    use countersign_core::app::announce_new_drafts;
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let mut settings = env.store.settings().await.unwrap();
+    assert!(!settings.new_draft_notifications, "off by default");
+    settings.new_draft_notifications = true;
+    env.store.save_settings(&settings).await.unwrap();
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    env.muster.create_plugin("support-desk", true).unwrap();
+    for n in 0..3 {
+        let relayed = env
+            .muster
+            .relay_message("gmail-relay", "inbox-chat", "ana@example.com", "Hi", "…")
+            .unwrap();
+        env.muster
+            .file_draft(&relayed.route_id, &format!("Reply {n}"))
+            .unwrap();
+    }
+    let checked = env
+        .muster
+        .relay_message("support-desk", "triage", "bo@example.com", "Refund", "…")
+        .unwrap();
+    let unchecked = env
+        .muster
+        .file_draft(&checked.route_id, "Refunded.")
+        .unwrap();
+    resync(&env, &account).await;
+
+    // One burst: three reviewable drafts, one notification; the unchecked draft is not in it.
+    assert_eq!(announce_new_drafts(&env.store).await.unwrap(), Some(3));
+    assert_eq!(announce_new_drafts(&env.store).await.unwrap(), None);
+
+    env.muster
+        .record_check(&unchecked, CheckVerdict::Sendable, None)
+        .unwrap();
+    resync(&env, &account).await;
+    assert_eq!(announce_new_drafts(&env.store).await.unwrap(), Some(1));
+
+    // Turned off: nothing is announced, and what arrived meanwhile is not announced later.
+    settings.new_draft_notifications = false;
+    env.store.save_settings(&settings).await.unwrap();
+    let relayed = env
+        .muster
+        .relay_message("gmail-relay", "inbox-chat", "cy@example.com", "Hi", "…")
+        .unwrap();
+    env.muster.file_draft(&relayed.route_id, "Quiet").unwrap();
+    resync(&env, &account).await;
+    assert_eq!(announce_new_drafts(&env.store).await.unwrap(), None);
+    settings.new_draft_notifications = true;
+    env.store.save_settings(&settings).await.unwrap();
+    assert_eq!(announce_new_drafts(&env.store).await.unwrap(), None);
+}

@@ -6,7 +6,7 @@ use std::fs;
 use countersign_core::render::diff::ChangeKind;
 use countersign_core::render::{
     attachment_bytes, diff_versions, render_message, render_plain_text, Address, AttachmentPreview,
-    FlagKind, ParentMessage, RenderOptions,
+    Flag, FlagKind, ParentMessage, RenderOptions, WarningKind,
 };
 use sha2::{Digest, Sha256};
 
@@ -205,17 +205,18 @@ fn the_exfiltration_reply_is_flagged_for_the_stranger_and_the_bcc() {
         ..RenderOptions::default()
     };
     let view = render_message(&raw, &options);
-    let strangers: Vec<&str> = view
+    // One flag for both strangers, naming each with the header it is in.
+    let strangers: Vec<&Flag> = view
         .flags
         .iter()
         .filter(|f| f.kind == FlagKind::RecipientNotOnThread)
-        .map(|f| f.about.as_str())
         .collect();
+    assert_eq!(strangers.len(), 1, "{strangers:?}");
     assert_eq!(
-        strangers,
+        strangers[0].recipients,
         [
-            "collector@exfil.example.net",
-            "archive@elsewhere.example.net"
+            "collector@exfil.example.net (To)",
+            "archive@elsewhere.example.net (Bcc)"
         ]
     );
     assert!(view.flags.iter().any(|f| f.kind == FlagKind::BccRecipient));
@@ -238,4 +239,164 @@ fn a_draft_that_trips_the_mime_parser_still_renders() {
         );
     }
     let _ = attachment_bytes(&raw, 0);
+}
+
+#[test]
+fn ten_thousand_outside_recipients_are_one_flag_listing_them_all() {
+    let to: Vec<String> = (0..10_000)
+        .map(|i| format!("r{i}@partner{}.example.net", i % 7))
+        .collect();
+    let raw = format!(
+        "From: owen@example.com\r\nTo: {}\r\nSubject: invite\r\n\r\nHello\r\n",
+        to.join(",\r\n ")
+    );
+    let view = render_message(
+        raw.as_bytes(),
+        &RenderOptions {
+            owner_domains: vec!["example.com".into()],
+            ..RenderOptions::default()
+        },
+    );
+    let external: Vec<&Flag> = view
+        .flags
+        .iter()
+        .filter(|f| f.kind == FlagKind::ExternalRecipient)
+        .collect();
+    assert_eq!(external.len(), 1);
+    assert_eq!(external[0].about, "10000 recipients");
+    assert!(
+        external[0]
+            .explanation
+            .starts_with("10000 recipients are outside your organisation, at 7 domains"),
+        "{}",
+        external[0].explanation
+    );
+    assert_eq!(external[0].recipients.len(), 10_000);
+    assert_eq!(external[0].recipients[0], "r0@partner0.example.net (To)");
+}
+
+/// Each `agree/` fixture is a case where mail programs read the message one way and mail-parser
+/// 0.11 alone another. If mail-parser learns to read one, this fails, and the repair for it
+/// (and its malformed warning) can go.
+#[test]
+fn mail_parser_alone_misreads_every_agree_fixture() {
+    use mail_parser::{MessageParser, MimeHeaders};
+    let dir = fixtures("render").join("agree");
+    let parse = |name: &str| fs::read(dir.join(name)).unwrap();
+    let names = |raw: &[u8]| -> Vec<Option<String>> {
+        let m = MessageParser::default().parse(raw).unwrap();
+        m.attachments()
+            .map(|a| a.attachment_name().map(str::to_owned))
+            .collect()
+    };
+
+    let raw = parse("whitespace-line-before-headers.eml");
+    let alone = MessageParser::default().parse(&raw[..]).unwrap();
+    assert_eq!(alone.subject(), None, "mail-parser now reads the headers");
+    let view = render_message(&raw, &RenderOptions::default());
+    assert_eq!(view.subject.as_deref(), Some("Quarterly numbers"));
+    assert_eq!(view.to.len(), 1);
+
+    let raw = parse("header-block-ended-by-space-line.eml");
+    let alone = MessageParser::default().parse(&raw[..]).unwrap();
+    assert!(
+        !alone
+            .body_text(0)
+            .unwrap_or_default()
+            .contains("Friday at noon"),
+        "mail-parser now finds the body"
+    );
+    let view = render_message(&raw, &RenderOptions::default());
+    assert!(view.text_body.starts_with("Friday at noon works for me."));
+
+    let raw = parse("rfc822-headers-never-end.eml");
+    assert!(names(&raw).len() < 3, "mail-parser now finds every part");
+    let view = render_message(&raw, &RenderOptions::default());
+    let files: Vec<_> = view
+        .attachments
+        .iter()
+        .map(|a| a.file_name.clone())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            Some("note.eml".to_owned()),
+            Some("list.csv".to_owned()),
+            Some("summary.pdf".to_owned())
+        ]
+    );
+
+    let raw = parse("filename-folded-onto-next-line.eml");
+    assert_ne!(names(&raw), [Some("Résumé Ana.pdf".to_owned())]);
+    let view = render_message(&raw, &RenderOptions::default());
+    assert_eq!(
+        view.attachments[0].file_name.as_deref(),
+        Some("Résumé Ana.pdf")
+    );
+
+    let raw = parse("filename-character-split-across-encoded-words.eml");
+    assert_ne!(
+        names(&raw),
+        [Some("Angebot für Müller GmbH.pdf".to_owned())]
+    );
+    let view = render_message(&raw, &RenderOptions::default());
+    assert_eq!(
+        view.attachments[0].file_name.as_deref(),
+        Some("Angebot für Müller GmbH.pdf")
+    );
+
+    let raw = parse("filename-encoded-words-folded.eml");
+    assert_ne!(
+        names(&raw),
+        [Some("Angebot für Müller GmbH.pdf".to_owned())]
+    );
+    let view = render_message(&raw, &RenderOptions::default());
+    assert_eq!(
+        view.attachments[0].file_name.as_deref(),
+        Some("Angebot für Müller GmbH.pdf")
+    );
+
+    let raw = parse("nested-multipart-never-closes.eml");
+    assert!(
+        names(&raw).len() < 2,
+        "mail-parser now ends the nested multipart"
+    );
+    let view = render_message(&raw, &RenderOptions::default());
+    let files: Vec<_> = view
+        .attachments
+        .iter()
+        .map(|a| a.file_name.clone())
+        .collect();
+    assert_eq!(
+        files,
+        [Some("thread.eml".to_owned()), Some("list.csv".to_owned())]
+    );
+
+    // Every repaired view says the message is malformed.
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "eml") {
+            let view = render_message(&fs::read(&path).unwrap(), &RenderOptions::default());
+            assert!(
+                view.warnings
+                    .iter()
+                    .any(|w| w.kind == WarningKind::Malformed),
+                "{} has no malformed warning",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn attachments_of_a_repaired_message_are_numbered_as_in_its_view() {
+    let raw = fs::read(
+        fixtures("render")
+            .join("agree")
+            .join("rfc822-headers-never-end.eml"),
+    )
+    .unwrap();
+    let (meta, bytes) = attachment_bytes(&raw, 2).expect("the third attachment");
+    assert_eq!(meta.file_name.as_deref(), Some("summary.pdf"));
+    assert!(bytes.starts_with(b"%PDF"));
 }

@@ -92,6 +92,14 @@ pub const MESSAGES_GET: MethodSpec = MethodSpec {
     scopes: MESSAGE_GET,
     rpc: "caribou.api.proto.MailboxService.GetMessage",
 };
+/// `users.threads.get`: the discovery document lists the same scopes as `users.messages.get`;
+/// 10 units in the quota table.
+pub const THREADS_GET: MethodSpec = MethodSpec {
+    name: "threads.get",
+    units: 10,
+    scopes: MESSAGE_GET,
+    rpc: "caribou.api.proto.MailboxService.GetThread",
+};
 pub const HISTORY_LIST: MethodSpec = MethodSpec {
     name: "history.list",
     units: 2,

@@ -664,3 +664,44 @@ async fn with_deletions_left_out_history_reports_no_deleted_draft() {
         filed.message_id
     );
 }
+
+#[tokio::test]
+async fn threads_get_lists_a_threads_messages_oldest_first_and_refuses_raw() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let token = tokens.access_token.as_str();
+    let (first, thread) = fake.add_inbox_message(&raw("<a@x>"), None);
+    let (second, _) = fake.add_inbox_message(&raw("<b@x>"), Some(&thread));
+    let draft = fake.file_draft(&raw("<d@x>"), Some(&thread));
+
+    let (status, body) = get(
+        &fake,
+        token,
+        &format!("/threads/{thread}?format=metadata&metadataHeaders=Message-ID"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["id"], thread.as_str());
+    let ids: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [first.as_str(), second.as_str(), draft.message_id.as_str()]
+    );
+    assert_eq!(
+        body["messages"][0]["payload"]["headers"],
+        json!([{"name": "Message-ID", "value": "<a@x>"}])
+    );
+    assert_eq!(body["messages"][2]["labelIds"], json!(["DRAFT"]));
+
+    // Google offers threads in full, metadata or minimal only.
+    let (status, _) = get(&fake, token, &format!("/threads/{thread}?format=raw")).await;
+    assert_eq!(status, 400);
+    let (status, _) = get(&fake, token, "/threads/nope").await;
+    assert_eq!(status, 404);
+    assert_eq!(fake.request_count("threads.get"), 3);
+}

@@ -5,7 +5,7 @@
 //! | route | body | effect |
 //! |---|---|---|
 //! | `POST /_control/plugins` | `{"name", "draftChecks": bool}` | mint a plugin |
-//! | `POST /_control/messages` | `{"plugin", "session", "from", "subject", "snippet"}` | relay a message: `{"messageId", "routeId"}` |
+//! | `POST /_control/messages` | `{"plugin", "session", "from", "subject", "snippet", "text"?}` | relay a message: `{"messageId", "routeId"}` |
 //! | `POST /_control/routes/{id}/drafts` | `{"text"}` | the session files a draft (or redraft) on the route: `{"draft"}` |
 //! | `POST /_control/routes/{id}/timeout` | — | the route times out |
 //! | `POST /_control/drafts/{id}/check` | `{"verdict": "sendable"\|"refused", "detail"}` | the plugin's check verdict |
@@ -90,14 +90,22 @@ struct NewMessage {
     subject: String,
     #[serde(default)]
     snippet: String,
+    /// The full text, when the plugin gives it.
+    #[serde(default)]
+    text: Option<String>,
 }
 
 async fn relay_message(State(shared): State<Arc<Shared>>, Json(m): Json<NewMessage>) -> Response {
+    let mut store = shared.store();
     answer(
-        shared
-            .store()
+        store
             .relay_message(&m.plugin, &m.session, &m.from, &m.subject, &m.snippet)
-            .map(|r| json!({"messageId": r.message_id, "routeId": r.route_id})),
+            .and_then(|r| {
+                if let Some(text) = &m.text {
+                    store.set_message_text(&r.message_id, text)?;
+                }
+                Ok(json!({"messageId": r.message_id, "routeId": r.route_id}))
+            }),
     )
 }
 

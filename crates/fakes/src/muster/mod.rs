@@ -181,6 +181,12 @@ impl FakeMuster {
             .relay_message(plugin, session, from, subject, snippet)
     }
 
+    /// The plugin gives the full text of a relayed message: its drafts then carry
+    /// `inReplyTo.text` (an optional field of the contract, see `docs/muster.md`).
+    pub fn set_message_text(&self, message_id: &str, text: &str) -> Result<(), ApiError> {
+        self.shared.store().set_message_text(message_id, text)
+    }
+
     /// The session files a reply draft on an open route (also how a redraft is filed, on the
     /// `redraft` or `fallback` route). Returns the draft id.
     pub fn file_draft(&self, route_id: &str, text: &str) -> Result<String, ApiError> {

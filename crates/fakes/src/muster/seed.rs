@@ -16,6 +16,12 @@ pub(crate) fn demo(store: &mut Store) -> ApiResult<()> {
         "Invoice 2291 — can we move the due date?",
         "Hi, our finance team closes the month on the 5th. Could invoice 2291 be due on the 10th instead?",
     )?;
+    // This plugin hands over the full text, so the review shows the whole message answered.
+    store.set_message_text(
+        &invoice.message_id,
+        "Hi,\n\nour finance team closes the month on the 5th. Could invoice 2291 be due on the \
+         10th instead? Everything else on it is fine.\n\nThanks,\nAna Lima\nFinance, Example Co.",
+    )?;
     store.file_draft(
         &invoice.route_id,
         "Hi Ana,\n\nOf course — I have moved the due date of invoice 2291 to the 10th. \

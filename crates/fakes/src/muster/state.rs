@@ -98,6 +98,8 @@ struct Message {
     from: String,
     subject: String,
     snippet: String,
+    /// The message's full text, when the plugin gave it (optional in the contract).
+    text: Option<String>,
     received_at: String,
     state: String,
     routes: Vec<u64>,
@@ -281,7 +283,7 @@ impl Store {
     fn draft_json(&self, draft: &Draft) -> Value {
         let route = &self.routes[&draft.route_id];
         let message = &self.messages[&route.message_id];
-        json!({
+        let mut json = json!({
             "id": draft.id.to_string(),
             "plugin": message.plugin,
             "routeId": route.id.to_string(),
@@ -302,7 +304,12 @@ impl Store {
             "result": draft.result.as_ref().map(|(ok, detail)| json!({"ok": ok, "detail": detail})),
             "createdAt": draft.created_at,
             "updatedAt": draft.updated_at,
-        })
+        });
+        // Absent, not null, when the plugin did not give the full text.
+        if let Some(text) = &message.text {
+            json["inReplyTo"]["text"] = json!(text);
+        }
+        json
     }
 
     fn route_json(route: &Route) -> Value {
@@ -447,6 +454,16 @@ impl Store {
         Ok(())
     }
 
+    /// The plugin gives the relayed message's full text (`inReplyTo.text` of its drafts).
+    pub(crate) fn set_message_text(&mut self, message_id: &str, text: &str) -> ApiResult<()> {
+        let message = self
+            .messages
+            .get_mut(message_id)
+            .ok_or_else(|| ApiError::new(404, format!("no message {message_id:?}")))?;
+        message.text = Some(text.to_owned());
+        Ok(())
+    }
+
     pub(crate) fn relay_message(
         &mut self,
         plugin: &str,
@@ -490,6 +507,7 @@ impl Store {
                 from: from.to_owned(),
                 subject: subject.to_owned(),
                 snippet: snippet.to_owned(),
+                text: None,
                 received_at: stamp,
                 state: "relayed".to_owned(),
                 routes: vec![route_id],

@@ -1,0 +1,264 @@
+//! muster as it really is, seen from the mirror and the outbox: a session kept between
+//! processes, sign-ins that did not happen never taken for "outcome unknown", look-ups counted
+//! apart from claims, a muster without the plugin-draft routes, and drafts the chief filed.
+
+use countersign_core::decide::{self, UndoWindow};
+use countersign_core::services::Services;
+use countersign_core::store::{DecisionFilter, RefusalKind};
+use countersign_core::sync::sync_muster;
+use countersign_core::DecisionState;
+use countersign_core::ItemState;
+use countersign_fakes::muster::{FaultAction, WireStyle};
+use countersign_gmail::TokenStore;
+
+use crate::support::{item_for, resync, Env};
+
+const ACTOR: &str = "owner via test";
+
+async fn relayed(env: &Env) -> (String, String) {
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "ana@example.com",
+            "Invoice",
+            "Hi",
+        )
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "Here it is.")
+        .unwrap();
+    (relayed.message_id, draft)
+}
+
+/// Use up muster's sign-in window with wrong passwords from "someone else".
+async fn exhaust_sign_ins(env: &Env) {
+    for _ in 0..10 {
+        let _ = countersign_muster::MusterClient::new(
+            env.muster.url().parse().unwrap(),
+            "someone-elses-guess".into(),
+        )
+        .unwrap()
+        .login()
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn another_process_reuses_the_kept_session_instead_of_signing_in() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let _ = relayed(&env).await;
+    resync(&env, &account).await;
+    // A second Services on the same data dir is what another process builds.
+    let other = Services::with_token_store(env.dir.path(), TokenStore::file(env.dir.path()));
+    let client = other.muster(&account).await.unwrap();
+    sync_muster(&env.store, &account, &client).await.unwrap();
+    assert_eq!(env.muster.sign_ins(), 1, "only connecting signed in");
+}
+
+#[tokio::test]
+async fn a_rate_limited_sign_in_leaves_the_decision_queued_with_the_next_try_never_uncertain() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let (_, draft) = relayed(&env).await;
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    // muster forgets the session and its sign-in window is used up by someone else.
+    env.muster.expire_sessions();
+    exhaust_sign_ins(&env).await;
+    let report = env.dispatcher().await.run_once().await.unwrap();
+    assert_eq!(report.retrying.len(), 1, "{report:?}");
+    assert!(report.uncertain.is_empty() && report.failed.is_empty());
+    let decision = &env.store.list_decisions(DecisionFilter::All).await.unwrap()[0];
+    assert_eq!(decision.state, DecisionState::Queued);
+    let detail = decision.outcome_detail.clone().unwrap();
+    assert!(
+        detail.starts_with("queued — muster sign-in limited, next try at "),
+        "{detail}"
+    );
+    assert!(decision.next_attempt_at.unwrap() > chrono::Utc::now());
+    assert_eq!(env.muster.draft(&draft).unwrap()["state"], "pending");
+    assert_eq!(item_for(&env, &draft).await.state, ItemState::Queued);
+}
+
+#[tokio::test]
+async fn a_decide_whose_answer_was_lost_is_looked_up_and_found_done() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let (_, draft) = relayed(&env).await;
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.muster
+        .drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1);
+    let dispatcher = env.dispatcher().await;
+    let report = dispatcher.run_once().await.unwrap();
+    assert_eq!(report.uncertain.len(), 1, "{report:?}");
+    // The look-up reads the draft; it does not decide again.
+    let decides = env
+        .muster
+        .count_requests("POST", &format!("/api/plugin/drafts/{draft}/decide"));
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let report = dispatcher.run_once().await.unwrap();
+    assert_eq!(
+        report.done.len(),
+        1,
+        "{report:?} {:?}",
+        env.store.list_decisions(DecisionFilter::All).await.unwrap()
+    );
+    assert_eq!(
+        env.muster
+            .count_requests("POST", &format!("/api/plugin/drafts/{draft}/decide")),
+        decides
+    );
+    assert_eq!(env.muster.draft(&draft).unwrap()["state"], "approved");
+    // The plugin's later result shows on the item.
+    env.muster.claim(&draft).unwrap();
+    env.muster.report_result(&draft, true, None).unwrap();
+    resync(&env, &account).await;
+    assert_eq!(item_for(&env, &draft).await.state, ItemState::Sent);
+}
+
+#[tokio::test]
+async fn unanswered_look_ups_never_end_a_muster_decision_as_send_failed() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let (_, draft) = relayed(&env).await;
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.muster
+        .drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1);
+    env.muster.fail_next("GET", "/api/plugin/drafts/*", 8, 503);
+    let dispatcher = env.dispatcher().await;
+    // One decide whose answer is lost, eight look-ups answered 503, then one that reads it.
+    for _ in 0..12 {
+        dispatcher.run_once().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let decision = &env.store.list_decisions(DecisionFilter::All).await.unwrap()[0];
+    assert_eq!(decision.state, DecisionState::Done, "{decision:?}");
+    assert_ne!(item_for(&env, &draft).await.state, ItemState::SendFailed);
+    assert!(env.store.unnotified_refusals().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_muster_without_the_plugin_draft_routes_cannot_be_added_and_an_existing_account_keeps_its_items(
+) {
+    let env = Env::new().await;
+    env.muster.set_wire_style(WireStyle {
+        no_plugin_api: true,
+        ..WireStyle::default()
+    });
+    let e = env
+        .services
+        .connect_muster(&env.store, &env.muster.url(), env.muster.password())
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("it has no plugin-draft API (too old, or not muster)"),
+        "{e}"
+    );
+    assert!(env.store.list_accounts().await.unwrap().is_empty());
+
+    env.muster.set_wire_style(WireStyle::default());
+    let account = env.connect_muster().await;
+    let (_, draft) = relayed(&env).await;
+    resync(&env, &account).await;
+    env.muster.set_wire_style(WireStyle {
+        no_plugin_api: true,
+        ..WireStyle::default()
+    });
+    let client = env.services.muster(&account).await.unwrap();
+    let e = sync_muster(&env.store, &account, &client)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("no plugin-draft API"), "{e}");
+    let e =
+        countersign_core::sync::muster::sync_muster_draft(&env.store, &account, &client, &draft)
+            .await
+            .unwrap_err();
+    assert!(e.to_string().contains("no plugin-draft API"), "{e}");
+    assert_eq!(item_for(&env, &draft).await.state, ItemState::Pending);
+}
+
+#[tokio::test]
+async fn a_draft_the_chief_filed_is_mirrored_approvable_and_its_refusal_has_no_redraft_chain() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let (message_id, first) = relayed(&env).await;
+    env.muster.set_wire_style(WireStyle {
+        numeric_ids: true,
+        bare_lists: true,
+        ..WireStyle::default()
+    });
+    let chief = env
+        .muster
+        .file_chief_draft(&message_id, "The chief answers.")
+        .unwrap();
+    resync(&env, &account).await;
+    let item = item_for(&env, &chief).await;
+    assert_eq!(item.state, ItemState::Pending);
+    assert!(item.from.contains("filed by the chief"), "{}", item.from);
+    assert_eq!(item_for(&env, &first).await.state, ItemState::Pending);
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.dispatcher().await.run_once().await.unwrap();
+    assert_eq!(env.muster.draft(&chief).unwrap()["state"], "approved");
+    env.muster.claim(&chief).unwrap();
+    env.muster
+        .report_result(&chief, false, Some("mailbox full"))
+        .unwrap();
+    resync(&env, &account).await;
+    let failed = item_for(&env, &chief).await;
+    assert_eq!(failed.state, ItemState::SendFailed);
+    let reason = failed.state_reason.unwrap();
+    assert!(
+        reason.contains("mailbox full") && reason.contains("noted to the chief"),
+        "{reason}"
+    );
+    let refusals = env.store.unnotified_refusals().await.unwrap();
+    assert_eq!(refusals.len(), 1);
+    assert_eq!(refusals[0].kind, RefusalKind::SendFailed);
+    // No redraft route was opened for it.
+    assert_eq!(env.muster.routes(&message_id).len(), 1);
+}
+
+#[tokio::test]
+async fn a_proxy_answering_instead_of_muster_holds_the_decision_back_unsent() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let (_, draft) = relayed(&env).await;
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    env.muster.inject(
+        "POST",
+        "/api/plugin/drafts/*/decide",
+        1,
+        FaultAction::FrontPage(302),
+    );
+    let report = env.dispatcher().await.run_once().await.unwrap();
+    assert_eq!(report.retrying.len(), 1, "{report:?}");
+    let decision = &env.store.list_decisions(DecisionFilter::All).await.unwrap()[0];
+    assert!(decision
+        .outcome_detail
+        .as_deref()
+        .unwrap()
+        .contains("something in front of muster"));
+}

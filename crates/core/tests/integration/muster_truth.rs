@@ -262,3 +262,49 @@ async fn a_proxy_answering_instead_of_muster_holds_the_decision_back_unsent() {
         .unwrap()
         .contains("something in front of muster"));
 }
+
+#[tokio::test]
+async fn claims_by_killed_processes_do_not_spend_the_look_up_budget() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let draft = env
+        .gmail
+        .file_draft(&crate::support::reply(1, "after many kills"), None);
+    crate::support::sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    decide::approve(&env.store, item.id, UndoWindow::None, ACTOR)
+        .await
+        .unwrap();
+    // Six processes claim it and die before sending (the next start puts it back).
+    for _ in 0..6 {
+        let claimed = env
+            .store
+            .claim_next_due(chrono::Utc::now(), "pid-that-dies")
+            .await
+            .unwrap()
+            .expect("due");
+        env.store
+            .finish_decision(
+                claimed.id,
+                &countersign_core::DispatchOutcome::Retry("not sent yet".into()),
+                Some(countersign_core::ItemEvent::DispatchRetried),
+                None,
+            )
+            .await
+            .unwrap();
+    }
+    // Then the send's answer is lost and the first look-up meets a server error.
+    env.gmail.drop_after_commit("drafts.send", 1);
+    env.gmail.fail_next(
+        "messages.list",
+        1,
+        countersign_fakes::gmail::Failure::status(500).reason("backendError"),
+    );
+    let dispatcher = env.dispatcher().await;
+    for _ in 0..8 {
+        dispatcher.run_once().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
+    assert_eq!(env.gmail.send_count(&draft.id), 1);
+}

@@ -222,19 +222,22 @@ impl MusterSessions {
         &self,
         change: impl FnOnce(&mut countersign_muster::SignInRecord) -> T,
     ) -> std::io::Result<T> {
-        use std::io::{Read, Seek, Write};
         if let Some(dir) = self.record.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
+        // The lock has a file of its own: the record is replaced by a rename, so that a process
+        // killed mid-write leaves the old record, never half a new one.
+        let lock = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&self.record)?;
-        fs4::fs_std::FileExt::lock_exclusive(&file)?;
-        let mut text = String::new();
-        file.read_to_string(&mut text)?;
+            .open(self.record.with_extension("lock"))?;
+        fs4::fs_std::FileExt::lock_exclusive(&lock)?;
+        let text = match std::fs::read_to_string(&self.record) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e),
+        };
         let stored: RecordFile = serde_json::from_str(&text).unwrap_or_default();
         let mut record = countersign_muster::SignInRecord {
             attempts: stored.attempts.into_iter().map(from_millis).collect(),
@@ -246,10 +249,10 @@ impl MusterSessions {
             not_before: record.not_before.map(to_millis),
         };
         let text = serde_json::to_string(&stored).map_err(std::io::Error::other)?;
-        file.set_len(0)?;
-        file.rewind()?;
-        file.write_all(text.as_bytes())?;
-        // The lock ends with the file.
+        let fresh = self.record.with_extension("json.new");
+        std::fs::write(&fresh, text)?;
+        std::fs::rename(&fresh, &self.record)?;
+        // The lock ends with `lock`.
         Ok(answer)
     }
 }

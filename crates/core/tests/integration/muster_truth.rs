@@ -308,3 +308,29 @@ async fn claims_by_killed_processes_do_not_spend_the_look_up_budget() {
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
     assert_eq!(env.gmail.send_count(&draft.id), 1);
 }
+
+#[test]
+fn every_process_of_a_data_dir_paces_its_sign_ins_with_the_others() {
+    use countersign_muster::SessionKeeper;
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = TokenStore::file(dir.path());
+    let passwords = countersign_core::secrets::PasswordStore::open(dir.path(), &tokens);
+    // Two keepers of one account stand for two processes.
+    let one =
+        countersign_core::secrets::MusterSessions::new(dir.path(), passwords.clone(), "muster-1");
+    let other = countersign_core::secrets::MusterSessions::new(dir.path(), passwords, "muster-1");
+    let now = std::time::SystemTime::now();
+    for _ in 0..countersign_muster::SIGN_INS_PER_WINDOW {
+        one.reserve_sign_in(now).unwrap();
+    }
+    assert!(other.reserve_sign_in(now).is_err());
+    let later = now + std::time::Duration::from_secs(61);
+    other.reserve_sign_in(later).unwrap();
+    other.sign_in_refused(later, std::time::Duration::from_secs(60));
+    assert!(one
+        .reserve_sign_in(later + std::time::Duration::from_secs(30))
+        .is_err());
+    // The cookie one keeps is the one the other finds.
+    one.save("123.abc");
+    assert_eq!(other.load().as_deref(), Some("123.abc"));
+}

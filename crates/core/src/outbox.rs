@@ -300,7 +300,13 @@ impl Dispatcher {
                 }
             }
             Source::Muster => {
-                let client = self.services.muster(&account).await?;
+                // No client (say, the password is not stored): nothing was sent; it waits.
+                let client = match self.services.muster(&account).await {
+                    Ok(client) => client,
+                    Err(e) => {
+                        return Ok((Step::retry(e.to_string()), Timing::muster_waiting(None)))
+                    }
+                };
                 return muster_decide(&client, &item.summary.external_id, decision).await;
             }
         };
@@ -325,7 +331,12 @@ impl Dispatcher {
             }
             // muster's draft says what became of the decide: look, never decide blindly.
             Source::Muster => {
-                let client = self.services.muster(&account).await?;
+                let client = match self.services.muster(&account).await {
+                    Ok(client) => client,
+                    Err(e) => {
+                        return Ok((Step::uncertain(e.to_string()), Timing::muster_waiting(None)))
+                    }
+                };
                 return muster_look_up(&client, &item.summary.external_id, decision).await;
             }
         };

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod dispatch;
+mod muster;
 mod review;
 mod support;
 

@@ -199,6 +199,16 @@ impl ItemState {
             _ => observed,
         }
     }
+
+    /// [`Self::merge_observed`] for muster, whose draft state is the truth: a final state here
+    /// (say, a decision that could not be carried out) never hides what muster shows since —
+    /// a draft still pending is decidable again, a plugin's later result is taken.
+    pub fn merge_observed_muster(self, observed: ItemState) -> ItemState {
+        match self {
+            s if s.is_final() => observed,
+            s => s.merge_observed(observed),
+        }
+    }
 }
 
 impl fmt::Display for ItemState {

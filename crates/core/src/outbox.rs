@@ -38,8 +38,13 @@ pub struct DispatchConfig {
     pub retry_base: Duration,
     /// Longest wait.
     pub retry_cap: Duration,
-    /// How many times an unknown outcome is looked up before the owner is asked.
+    /// How many times an unknown outcome is looked up before the owner is asked (Gmail). Only
+    /// look-ups that got no answer count; claims and sign-ins that did not happen do not.
     pub reconcile_attempts: u32,
+    /// The least wait between two unanswered look-ups of a muster decision: beyond muster's
+    /// one-minute rate window, so that a look-up never lands in the window that refused the
+    /// last one.
+    pub muster_lookup_spacing: Duration,
 }
 
 impl Default for DispatchConfig {
@@ -48,6 +53,7 @@ impl Default for DispatchConfig {
             retry_base: Duration::from_secs(1),
             retry_cap: Duration::from_secs(30),
             reconcile_attempts: 5,
+            muster_lookup_spacing: Duration::from_secs(61),
         }
     }
 }
@@ -143,7 +149,7 @@ impl Dispatcher {
         }
         for decision in self.store.due_uncertain_decisions(Utc::now()).await? {
             let outcome = self.reconcile(&decision).await;
-            self.record(&decision, outcome, &mut report).await?;
+            self.record_timed(&decision, outcome, &mut report).await?;
         }
         while let Some(decision) = self
             .store
@@ -164,7 +170,7 @@ impl Dispatcher {
                 break;
             }
             let outcome = self.dispatch(&decision).await;
-            self.record(&decision, outcome, &mut report).await?;
+            self.record_timed(&decision, outcome, &mut report).await?;
         }
         Ok(report)
     }
@@ -185,16 +191,28 @@ impl Dispatcher {
         }
     }
 
-    async fn record(
+    async fn record_timed(
         &self,
         decision: &Decision,
-        outcome: Result<Step>,
+        outcome: Result<(Step, Timing)>,
         report: &mut DispatchReport,
     ) -> Result<()> {
-        let step = match outcome {
-            Ok(step) => step,
+        let (step, timing) = match outcome {
+            Ok((step, timing)) => (step, timing),
             // A local failure (the mirror, a missing account file): the owner must see it.
-            Err(e) => Step::refused(format!("cannot dispatch: {e}")),
+            Err(e) => (
+                Step::refused(format!("cannot dispatch: {e}")),
+                Timing::default(),
+            ),
+        };
+        let looked_up = decision.state == crate::domain::DecisionState::Uncertain
+            && matches!(step.outcome, DispatchOutcome::Uncertain(_));
+        // Look-ups are counted apart from claims: a process killed mid-claim, or a sign-in that
+        // did not happen, spends nothing of the budget.
+        let lookups = if looked_up && timing.counts_as_lookup {
+            self.store.count_lookup(decision.id).await?
+        } else {
+            self.store.lookups(decision.id).await?
         };
         let retry_at = match &step.outcome {
             // Only a reconnect helps, and reconnecting makes it due at once
@@ -202,19 +220,23 @@ impl Dispatcher {
             DispatchOutcome::Retry(d) if d == countersign_gmail::GRANT_ENDED_SENTENCE => {
                 Some(Utc::now() + chrono::Duration::hours(1))
             }
+            _ if timing.not_before.is_some() => timing.not_before,
             DispatchOutcome::Retry(_) | DispatchOutcome::Uncertain(_) => {
                 step.retry_at.or_else(|| {
-                    let wait = backoff(&self.config, decision.attempts);
+                    let mut wait = backoff(&self.config, decision.attempts);
+                    if looked_up && timing.muster {
+                        wait = wait.max(self.config.muster_lookup_spacing);
+                    }
                     Some(Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default())
                 })
             }
             _ => None,
         };
-        // An uncertain outcome looked up too often without an answer goes to the owner.
+        // An uncertain Gmail send looked up too often without an answer goes to the owner.
+        // muster's draft always says what became of a decide, so it is looked up until it does.
         let step = match &step.outcome {
             DispatchOutcome::Uncertain(detail)
-                if decision.attempts >= self.config.reconcile_attempts
-                    && decision.state == crate::domain::DecisionState::Uncertain =>
+                if looked_up && !timing.muster && lookups >= self.config.reconcile_attempts =>
             {
                 Step::refused(format!(
                     "cannot tell whether it was sent ({detail}); look in the service's Sent \
@@ -269,13 +291,13 @@ impl Dispatcher {
         Ok((account, item))
     }
 
-    async fn dispatch(&self, decision: &Decision) -> Result<Step> {
+    async fn dispatch(&self, decision: &Decision) -> Result<(Step, Timing)> {
         let (account, item) = self.context(decision).await?;
-        match account.kind {
+        let step = match account.kind {
             Source::Gmail => {
                 if let Some(reason) = &account.reconnect_reason {
                     // Not even a token refresh: it waits, queued, for the reconnect.
-                    return Ok(Step::retry(reason.clone()));
+                    return Ok((Step::retry(reason.clone()), Timing::answered_or_not()));
                 }
                 let client = self.services.gmail_for_dispatch(&account).await?;
                 let gmail = GmailDispatch {
@@ -295,15 +317,22 @@ impl Dispatcher {
                 }
             }
             Source::Muster => {
-                let client = self.services.muster(&account).await?;
-                muster_decide(&client, &item.summary.external_id, decision).await
+                // No client (say, the password is not stored): nothing was sent; it waits.
+                let client = match self.services.muster(&account).await {
+                    Ok(client) => client,
+                    Err(e) => {
+                        return Ok((Step::retry(e.to_string()), Timing::muster_waiting(None)))
+                    }
+                };
+                return muster_decide(&client, &item.summary.external_id, decision).await;
             }
-        }
+        };
+        step.map(|s| (s, Timing::answered_or_not()))
     }
 
-    async fn reconcile(&self, decision: &Decision) -> Result<Step> {
+    async fn reconcile(&self, decision: &Decision) -> Result<(Step, Timing)> {
         let (account, item) = self.context(decision).await?;
-        match account.kind {
+        let step = match account.kind {
             Source::Gmail => {
                 let client = self.services.gmail_for_dispatch(&account).await?;
                 GmailDispatch {
@@ -317,12 +346,46 @@ impl Dispatcher {
                 .reconcile()
                 .await
             }
-            // `decide` is idempotent at muster (the same decision again answers
-            // `already_decided`, which is done), so asking again *is* the reconciliation.
+            // muster's draft says what became of the decide: look, never decide blindly.
             Source::Muster => {
-                let client = self.services.muster(&account).await?;
-                muster_decide(&client, &item.summary.external_id, decision).await
+                let client = match self.services.muster(&account).await {
+                    Ok(client) => client,
+                    Err(e) => {
+                        return Ok((Step::uncertain(e.to_string()), Timing::muster_waiting(None)))
+                    }
+                };
+                return muster_look_up(&client, &item.summary.external_id, decision).await;
             }
+        };
+        step.map(|s| (s, Timing::answered_or_not()))
+    }
+}
+
+/// When an attempt's next try may happen, and whether it spent a look-up.
+#[derive(Clone, Copy, Debug, Default)]
+struct Timing {
+    /// Not before this (muster's sign-in limit said when).
+    not_before: Option<chrono::DateTime<Utc>>,
+    /// A look-up that got no answer: it counts against the budget.
+    counts_as_lookup: bool,
+    /// A muster decision (its look-ups are spaced beyond muster's rate window, never given up).
+    muster: bool,
+}
+
+impl Timing {
+    /// A Gmail step: an uncertain look-up counts.
+    fn answered_or_not() -> Timing {
+        Timing {
+            counts_as_lookup: true,
+            ..Timing::default()
+        }
+    }
+
+    fn muster() -> Timing {
+        Timing {
+            counts_as_lookup: true,
+            muster: true,
+            ..Timing::default()
         }
     }
 }
@@ -406,6 +469,8 @@ const CHANGED: &str = "changed since you reviewed it: review the new version";
 pub const OFFLINE: &str = "offline";
 const OFFLINE_GMAIL: &str = "offline: Gmail does not answer; it goes out when it does";
 const OFFLINE_MUSTER: &str = "offline: muster does not answer; it goes out when it does";
+/// How the detail of a decision held back by muster's sign-in limit starts.
+pub const MUSTER_SIGN_IN_LIMITED: &str = "queued — muster sign-in limited";
 
 struct GmailDispatch<'a> {
     store: &'a Store,
@@ -649,20 +714,69 @@ fn send_failure(error: countersign_gmail::Error) -> Step {
     }
 }
 
-async fn muster_decide(client: &MusterClient, draft_id: &str, decision: &Decision) -> Result<Step> {
-    let kind = match decision.kind {
-        DecisionKind::Approve => countersign_muster::Decision::Approve,
-        DecisionKind::Reject => countersign_muster::Decision::Reject,
-    };
-    let answer = client
-        .decide(
-            draft_id,
-            kind,
-            decision.reason.as_deref(),
-            &decision.version,
-        )
-        .await;
-    let done = || match decision.kind {
+/// What a muster call that did not answer means for a decision: a sign-in that did not happen
+/// (refused, limited, not configured, not answered) or an answer from something that is not
+/// muster means the decide was never sent, so the decision waits; only a decide that left
+/// without an answer is uncertain.
+fn muster_not_done(e: countersign_muster::Error, looking_up: bool) -> (Step, Timing) {
+    use countersign_muster::Error as M;
+    let waiting = |step: Step| (step, Timing::muster_waiting(None));
+    match e {
+        M::RateLimited { retry_after } => {
+            let wait = retry_after.unwrap_or(countersign_muster::SIGN_IN_WINDOW);
+            let at = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+            let local = at.with_timezone(&chrono::Local).format("%H:%M");
+            let why = format!("{MUSTER_SIGN_IN_LIMITED}, next try at {local}");
+            let step = if looking_up {
+                Step::uncertain(why)
+            } else {
+                Step::retry(why)
+            };
+            (step, Timing::muster_waiting(Some(at)))
+        }
+        e @ (M::SignInAgain
+        | M::WrongPassword
+        | M::NotConfigured
+        | M::NoPluginApi
+        | M::NotMuster { .. }) => {
+            if looking_up {
+                waiting(Step::uncertain(e.to_string()))
+            } else {
+                waiting(Step::retry(e.to_string()))
+            }
+        }
+        M::Transport {
+            request_sent: false,
+        } if !looking_up => waiting(Step::retry(OFFLINE_MUSTER)),
+        // The decide (or the look-up) left and no readable answer came back.
+        e @ (M::Transport { .. } | M::Server { .. } | M::BadResponse { .. }) => {
+            (Step::uncertain(e.to_string()), Timing::muster())
+        }
+        // Refused unread (a 4xx that is not a decide answer): nothing happened at muster, and
+        // the owner may decide again; never "send failed", which is the plugin's word.
+        e => (
+            Step::conflict(
+                format!("muster did not take the decision ({e}): review it again"),
+                ItemEvent::Conflicted,
+            ),
+            Timing::muster(),
+        ),
+    }
+}
+
+impl Timing {
+    fn muster_waiting(not_before: Option<chrono::DateTime<Utc>>) -> Timing {
+        Timing {
+            not_before,
+            counts_as_lookup: false,
+            muster: true,
+        }
+    }
+}
+
+/// The step for a muster decision that landed (or was found landed by a look-up).
+fn muster_done(decision: &Decision) -> Step {
+    match decision.kind {
         // Approved at muster means queued at the plugin: the item stays "sending" until the
         // plugin reports, which a sync mirrors.
         DecisionKind::Approve => Step {
@@ -672,13 +786,35 @@ async fn muster_decide(client: &MusterClient, draft_id: &str, decision: &Decisio
             retry_at: None,
         },
         DecisionKind::Reject => Step::done(ItemEvent::RejectionDone),
-    };
-    Ok(match answer {
-        Ok(DecideOutcome::Queued { .. }) => done(),
+    }
+}
+
+fn muster_kind(decision: &Decision) -> countersign_muster::Decision {
+    match decision.kind {
+        DecisionKind::Approve => countersign_muster::Decision::Approve,
+        DecisionKind::Reject => countersign_muster::Decision::Reject,
+    }
+}
+
+async fn muster_decide(
+    client: &MusterClient,
+    draft_id: &str,
+    decision: &Decision,
+) -> Result<(Step, Timing)> {
+    let answer = client
+        .decide(
+            draft_id,
+            muster_kind(decision),
+            decision.reason.as_deref(),
+            &decision.version,
+        )
+        .await;
+    let step = match answer {
+        Ok(DecideOutcome::Queued { .. }) => muster_done(decision),
         Ok(DecideOutcome::AlreadyDecided {
             same_decision: true,
             ..
-        }) => done(),
+        }) => muster_done(decision),
         Ok(DecideOutcome::AlreadyDecided {
             same_decision: false,
             ..
@@ -700,14 +836,44 @@ async fn muster_decide(client: &MusterClient, draft_id: &str, decision: &Decisio
         Ok(DecideOutcome::NotFound) => {
             Step::conflict("it is no longer in muster", ItemEvent::Vanished)
         }
-        Err(countersign_muster::Error::Transport {
-            request_sent: false,
-        }) => Step::retry(OFFLINE_MUSTER),
-        Err(e @ countersign_muster::Error::Transport { .. }) => Step::uncertain(e.to_string()),
-        Err(e) if e.is_retryable() => Step::uncertain(e.to_string()),
-        Err(countersign_muster::Error::SignInAgain) => Step::retry("sign in to muster again"),
-        Err(e) => Step::refused(e.to_string()),
-    })
+        Err(e) => return Ok(muster_not_done(e, false)),
+    };
+    Ok((step, Timing::muster()))
+}
+
+/// Find out what became of a decide whose answer never came: muster's draft says.
+async fn muster_look_up(
+    client: &MusterClient,
+    draft_id: &str,
+    decision: &Decision,
+) -> Result<(Step, Timing)> {
+    use countersign_muster::DraftState as D;
+    let draft = match client.get_draft(draft_id).await {
+        Ok(draft) => draft,
+        Err(countersign_muster::Error::NotFound { .. }) => {
+            return Ok((
+                Step::conflict("it is no longer in muster", ItemEvent::Vanished),
+                Timing::muster(),
+            ))
+        }
+        Err(e) => return Ok(muster_not_done(e, true)),
+    };
+    let ours = match (decision.kind, draft.state) {
+        (DecisionKind::Approve, D::Approved | D::Sent | D::Failed) => Some(true),
+        (DecisionKind::Reject, D::Rejected) => Some(true),
+        (_, D::Pending) => None,
+        _ => Some(false),
+    };
+    let step = match ours {
+        Some(true) => muster_done(decision),
+        Some(false) => Step::conflict("decided elsewhere, differently", ItemEvent::Conflicted),
+        // Still pending as reviewed: the decide never landed, and sending it is safe.
+        None if draft.updated_at == decision.version => {
+            Step::retry("not decided at muster yet; sending it again is safe")
+        }
+        None => Step::conflict(CHANGED, ItemEvent::Conflicted),
+    };
+    Ok((step, Timing::muster()))
 }
 
 fn backoff(config: &DispatchConfig, attempts: u32) -> Duration {

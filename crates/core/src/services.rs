@@ -274,8 +274,22 @@ impl Services {
                 format!("that is not a URL: {e}"),
             )
         })?;
-        let client = MusterClient::new(base.clone(), password.to_string())?;
+        let kept = Arc::new(countersign_muster::MemorySessionKeeper::default());
+        let client = MusterClient::with_session_keeper(
+            base.clone(),
+            password.to_string(),
+            countersign_muster::DEFAULT_REQUEST_TIMEOUT,
+            kept.clone(),
+        )?;
         client.login().await?;
+        // An instance without the plugin-draft routes would look empty forever: say so now.
+        // Other trouble with the list is the first sync's to report.
+        if let Err(e @ countersign_muster::Error::NoPluginApi) = client
+            .list_drafts(Some(countersign_muster::DraftState::Pending))
+            .await
+        {
+            return Err(e.into());
+        }
         let address = base.as_str().trim_end_matches('/').to_string();
         let account = store
             .add_account(NewAccount {
@@ -288,7 +302,11 @@ impl Services {
             })
             .await?;
         self.passwords.save(&account.id, password)?;
-        self.muster.lock().await.insert(account.id.clone(), client);
+        if let Some(cookie) = countersign_muster::SessionKeeper::load(kept.as_ref()) {
+            self.passwords.save_session(&account.id, &cookie)?;
+        }
+        // The account's own client keeps its session for every process from now on.
+        self.muster.lock().await.remove(&account.id);
         Ok(account)
     }
 
@@ -353,7 +371,17 @@ impl Services {
                 account.id
             ))
         })?;
-        let client = MusterClient::new(base, password)?;
+        let keeper = crate::secrets::MusterSessions::new(
+            &self.data_dir,
+            self.passwords.clone(),
+            &account.id,
+        );
+        let client = MusterClient::with_session_keeper(
+            base,
+            password,
+            countersign_muster::DEFAULT_REQUEST_TIMEOUT,
+            Arc::new(keeper),
+        )?;
         clients.insert(account.id.clone(), client.clone());
         Ok(client)
     }

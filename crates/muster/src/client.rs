@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderValue, COOKIE};
+use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE, COOKIE};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use url::Url;
@@ -13,6 +13,7 @@ use url::Url;
 use crate::error::{Error, Result};
 use crate::login::{Secret, SessionState};
 use crate::paths;
+use crate::session::{MemorySessionKeeper, SessionKeeper};
 use crate::wire;
 
 /// How long one owner-API call may take before it counts as a transport failure.
@@ -31,6 +32,8 @@ pub(crate) struct Inner {
     pub(crate) password: std::sync::Mutex<Secret>,
     pub(crate) session: tokio::sync::Mutex<SessionState>,
     pub(crate) request_timeout: Duration,
+    /// Where the cookie is kept between processes, and who paces sign-ins.
+    pub(crate) keeper: Arc<dyn SessionKeeper>,
 }
 
 impl fmt::Debug for MusterClient {
@@ -57,6 +60,22 @@ impl MusterClient {
         password: String,
         request_timeout: Duration,
     ) -> Result<Self> {
+        Self::with_session_keeper(
+            base_url,
+            password,
+            request_timeout,
+            Arc::new(MemorySessionKeeper::default()),
+        )
+    }
+
+    /// Like [`Self::with_request_timeout`], keeping the session cookie and pacing sign-ins with
+    /// `keeper` (shared by every process of the machine, so that they sign in once between them).
+    pub fn with_session_keeper(
+        base_url: Url,
+        password: String,
+        request_timeout: Duration,
+        keeper: Arc<dyn SessionKeeper>,
+    ) -> Result<Self> {
         let base = normalise_base(base_url)?;
         let http = reqwest::Client::builder()
             // A 303 from /login must reach us: its Set-Cookie is the session.
@@ -75,6 +94,7 @@ impl MusterClient {
                 password: std::sync::Mutex::new(Secret::new(password)),
                 session: tokio::sync::Mutex::new(SessionState::Fresh),
                 request_timeout,
+                keeper,
             }),
         })
     }
@@ -115,18 +135,21 @@ impl MusterClient {
         let response = self
             .send_with(&method, path, &build, &cookie, timeout)
             .await?;
-        if response.status() != StatusCode::UNAUTHORIZED {
-            return Ok(response);
+        let response = match screen(path, response).await? {
+            Answer::Muster(response) => return Ok(response),
+            Answer::NotSignedIn => {
+                let cookie = self.renew_session(&cookie).await.map_err(call_not_sent)?;
+                self.send_with(&method, path, &build, &cookie, timeout)
+                    .await?
+            }
+        };
+        match screen(path, response).await? {
+            Answer::Muster(response) => Ok(response),
+            Answer::NotSignedIn => {
+                self.give_up_session().await;
+                Err(Error::SignInAgain)
+            }
         }
-        let cookie = self.renew_session(&cookie).await.map_err(call_not_sent)?;
-        let response = self
-            .send_with(&method, path, &build, &cookie, timeout)
-            .await?;
-        if response.status() == StatusCode::UNAUTHORIZED {
-            self.give_up_session().await;
-            return Err(Error::SignInAgain);
-        }
-        Ok(response)
     }
 
     async fn send_with(
@@ -154,8 +177,17 @@ impl MusterClient {
         if let Some(timeout) = timeout {
             request = request.timeout(timeout);
         }
-        build(request)
-            .send()
+        let mut request = build(request).build().map_err(|e| Error::transport(&e))?;
+        // Without it muster may take a call for a browser's page load and answer a 303 to its
+        // login page (`internal/api/auth.go`, `isDocumentNavigation`). The event stream asks
+        // for `text/event-stream` itself.
+        request
+            .headers_mut()
+            .entry(ACCEPT)
+            .or_insert(HeaderValue::from_static("application/json"));
+        self.inner
+            .http
+            .execute(request)
             .await
             .map_err(|e| Error::transport(&e))
     }
@@ -169,6 +201,31 @@ impl MusterClient {
         what: impl FnOnce() -> String,
     ) -> Result<T> {
         let endpoint = format!("GET {path}");
+        let response = self.get_ok(path, query, what).await?;
+        read_json(&endpoint, response).await
+    }
+
+    /// `GET` a list muster writes either bare (`[…]`) or wrapped (`{"<field>": […]}`).
+    pub(crate) async fn get_list<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+        field: &str,
+        what: impl FnOnce() -> String,
+    ) -> Result<Vec<T>> {
+        let endpoint = format!("GET {path}");
+        let response = self.get_ok(path, query, what).await?;
+        let bytes = response.bytes().await.map_err(|e| Error::transport(&e))?;
+        decode_list(&endpoint, &bytes, field)
+    }
+
+    async fn get_ok(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+        what: impl FnOnce() -> String,
+    ) -> Result<Response> {
+        let endpoint = format!("GET {path}");
         let response = self
             .send(
                 Method::GET,
@@ -178,11 +235,90 @@ impl MusterClient {
             )
             .await?;
         match response.status() {
-            StatusCode::OK => read_json(&endpoint, response).await,
+            StatusCode::OK => Ok(response),
             StatusCode::NOT_FOUND => Err(Error::NotFound { what: what() }),
             status => Err(error_from(&endpoint, status, response).await),
         }
     }
+}
+
+/// How an answer is to be taken before anyone reads it.
+enum Answer {
+    /// muster answered (any status left is muster's own).
+    Muster(Response),
+    /// muster's JSON 401: the cookie was refused.
+    NotSignedIn,
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("json"))
+}
+
+/// Tell muster's answers from what something else wrote. muster writes every API error as
+/// JSON (`writeJSON`); Go's mux answers an unknown route with plain-text `404 page not found`;
+/// a proxy or SSO in front answers redirects and HTML 401/403 pages.
+async fn screen(path: &str, response: Response) -> Result<Answer> {
+    let status = response.status();
+    if status.is_redirection() {
+        return Err(Error::NotMuster {
+            status: status.as_u16(),
+        });
+    }
+    let json = is_json(&response);
+    match status {
+        StatusCode::UNAUTHORIZED if json => Ok(Answer::NotSignedIn),
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN if !json => Err(Error::NotMuster {
+            status: status.as_u16(),
+        }),
+        StatusCode::NOT_FOUND if !json => Err(Error::NoPluginApi),
+        StatusCode::SERVICE_UNAVAILABLE if json => {
+            // `requireSession` answers 503 `{"error": "the web UI is not configured for login
+            // (MUSTER_UI_PASSWORD)"}` (muster `internal/api/auth.go`); other 503s are outages.
+            let bytes = response.bytes().await.map_err(|e| Error::transport(&e))?;
+            let text = serde_json::from_slice::<wire::ErrorBody>(&bytes)
+                .ok()
+                .and_then(|b| b.error)
+                .unwrap_or_default();
+            if text.contains("MUSTER_UI_PASSWORD") {
+                Err(Error::NotConfigured)
+            } else {
+                Err(Error::Server {
+                    endpoint: path.to_owned(),
+                    status: status.as_u16(),
+                    message: if text.is_empty() {
+                        "Service Unavailable".to_owned()
+                    } else {
+                        text
+                    },
+                })
+            }
+        }
+        _ => Ok(Answer::Muster(response)),
+    }
+}
+
+/// A list muster wrote bare or wrapped in an object under `field`.
+pub(crate) fn decode_list<T: DeserializeOwned>(
+    endpoint: &str,
+    bytes: &[u8],
+    field: &str,
+) -> Result<Vec<T>> {
+    let value: serde_json::Value = decode(endpoint, bytes)?;
+    let list = match value {
+        serde_json::Value::Array(_) => value,
+        serde_json::Value::Object(mut object) => object.remove(field).ok_or_else(|| {
+            Error::bad(
+                endpoint,
+                format!("neither a list nor an object with `{field}`"),
+            )
+        })?,
+        _ => return Err(Error::bad(endpoint, "not a list")),
+    };
+    serde_json::from_value(list).map_err(|e| Error::bad(endpoint, e.to_string()))
 }
 
 /// Decode a JSON body, naming the endpoint (and serde's field) when it does not fit.

@@ -15,8 +15,9 @@ pub struct PluginDraft {
     pub id: String,
     /// The plugin that relayed the message and will send the reply.
     pub plugin: String,
-    /// The route the draft was written on.
-    pub route_id: String,
+    /// The route the draft was written on; `None` for a draft the chief filed itself (muster's
+    /// `reply_draft`), which needs the same approval but has no route chain.
+    pub route_id: Option<String>,
     /// The session that wrote it.
     pub session: String,
     /// The message it answers.
@@ -182,15 +183,15 @@ impl MusterClient {
     pub async fn list_drafts(&self, state: Option<DraftState>) -> Result<Vec<PluginDraft>> {
         let endpoint = format!("GET {}", paths::DRAFTS);
         let filter = state.map_or("all", DraftState::as_str);
-        let list: wire::DraftList = self
-            .get_json(paths::DRAFTS, &[(paths::STATE_PARAM, filter)], || {
-                "the plugin drafts".to_owned()
-            })
+        let list: Vec<wire::Draft> = self
+            .get_list(
+                paths::DRAFTS,
+                &[(paths::STATE_PARAM, filter)],
+                paths::fields::DRAFTS,
+                || "the plugin drafts".to_owned(),
+            )
             .await?;
-        list.drafts
-            .into_iter()
-            .map(|d| d.into_public(&endpoint))
-            .collect()
+        list.into_iter().map(|d| d.into_public(&endpoint)).collect()
     }
 
     /// `GET /api/plugin/drafts/{id}`. A missing draft is [`Error::NotFound`].

@@ -30,15 +30,30 @@ pub enum Error {
     /// `POST /login` answered 401.
     #[error("cannot sign in to muster: wrong password")]
     WrongPassword,
-    /// `POST /login` answered 429 (muster allows 10 attempts a minute).
-    #[error("cannot sign in to muster: too many attempts, try again in a minute")]
+    /// `POST /login` answered 429 (muster allows 10 attempts a minute for all callers
+    /// together), or the shared record of this machine's sign-ins says that minute is used up
+    /// and nothing was sent. Either way the call itself never reached muster.
+    #[error("cannot sign in to muster: its sign-in limit is reached, try again in a minute")]
     RateLimited {
-        /// The wait muster asked for, when it sent `Retry-After`.
+        /// How long to wait: muster's `Retry-After`, or what the shared record says.
         retry_after: Option<Duration>,
     },
-    /// `POST /login` answered 503: the instance has no owner password configured.
-    #[error("cannot sign in to muster: this instance has no owner password configured")]
+    /// muster's web sign-in is not configured: `POST /login` answered 503 (no
+    /// `MUSTER_UI_PASSWORD`, or one under 12 characters), or an API route answered 503
+    /// `{"error": "… (MUSTER_UI_PASSWORD)"}` (muster `internal/api/auth.go`, `requireSession`).
+    #[error("cannot sign in to muster: its web sign-in is not configured (MUSTER_UI_PASSWORD)")]
     NotConfigured,
+    /// An owner-API route answered Go's plain-text `404 page not found`: the routes do not
+    /// exist there (a muster too old for plugin drafts, or not muster at all). Never "gone".
+    #[error("cannot use this muster: it has no plugin-draft API (too old, or not muster)")]
+    NoPluginApi,
+    /// A redirect, or a 401/403 that is not muster's JSON: something in front of muster (a
+    /// proxy or a login page) answered, so signing in to muster would not help.
+    #[error("cannot reach muster's API: something in front of muster answered ({status}; a proxy or login page)")]
+    NotMuster {
+        /// The status that answered.
+        status: u16,
+    },
     /// 404: the draft (or other resource) does not exist.
     #[error("cannot find {what} in muster")]
     NotFound {
@@ -84,6 +99,18 @@ impl Error {
         }
     }
 
+    /// Whether this is a sign-in that did not happen (refused, rate limited, not configured,
+    /// or not answered): the call behind it was never sent, so a decision simply waits.
+    pub fn is_sign_in_failure(&self) -> bool {
+        matches!(
+            self,
+            Error::SignInAgain
+                | Error::WrongPassword
+                | Error::RateLimited { .. }
+                | Error::NotConfigured
+        )
+    }
+
     /// Whether the request certainly never reached muster (safe to send again, even a decision).
     pub fn request_not_sent(&self) -> bool {
         matches!(
@@ -121,6 +148,8 @@ mod tests {
             Error::WrongPassword,
             Error::RateLimited { retry_after: None },
             Error::NotConfigured,
+            Error::NoPluginApi,
+            Error::NotMuster { status: 302 },
             Error::NotFound {
                 what: "draft 4".into(),
             },

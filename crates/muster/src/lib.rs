@@ -24,6 +24,7 @@ mod login;
 mod messages;
 pub mod paths;
 mod routes;
+mod session;
 mod wire;
 
 pub use client::{MusterClient, DEFAULT_REQUEST_TIMEOUT};
@@ -34,4 +35,7 @@ pub use error::{Error, Result};
 pub use events::{EventOptions, MusterEvent};
 pub use messages::PluginMessage;
 pub use routes::{Route, RouteState};
+pub use session::{
+    MemorySessionKeeper, SessionKeeper, SignInRecord, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW,
+};
 pub use url::Url;

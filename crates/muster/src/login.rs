@@ -1,14 +1,16 @@
 //! Sign-in: `POST /login` with the owner password (form field `password`), keeping the
-//! `muster_session` cookie in memory only.
+//! `muster_session` cookie with a [`SessionKeeper`](crate::SessionKeeper) so that every
+//! process reuses it (muster `internal/api/login.go`, `handleLoginSubmit`).
 //!
-//! The session moves between three states. `Fresh`: no cookie yet; the first call signs in.
+//! The session moves between three states. `Fresh`: no cookie yet; the first call takes the
+//! kept one, and signs in only when there is none.
 //! `SignedIn`: calls carry the cookie; on a 401 the client signs in once more, silently, with
 //! the stored password, and retries the call once. `SignInAgain`: that did not help; every call
 //! answers [`Error::SignInAgain`] without touching the network (so a changed password cannot
 //! burn muster's 10-a-minute login limit) until [`MusterClient::login`] succeeds.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderValue, LOCATION, RETRY_AFTER, SET_COOKIE};
 use reqwest::StatusCode;
@@ -53,7 +55,7 @@ impl MusterClient {
     /// [`Error::Transport`].
     pub async fn login(&self) -> Result<()> {
         let mut state = self.inner.session.lock().await;
-        let cookie = self.post_login(&self.password()).await?;
+        let cookie = self.sign_in(&self.password()).await?;
         *state = SessionState::SignedIn(cookie);
         Ok(())
     }
@@ -64,7 +66,7 @@ impl MusterClient {
     pub async fn sign_in_with(&self, password: String) -> Result<()> {
         let password = Secret::new(password);
         let mut state = self.inner.session.lock().await;
-        let cookie = self.post_login(&password).await?;
+        let cookie = self.sign_in(&password).await?;
         *self
             .inner
             .password
@@ -93,18 +95,38 @@ impl MusterClient {
         match &*state {
             SessionState::SignedIn(cookie) => Ok(cookie.clone()),
             SessionState::SignInAgain => Err(Error::SignInAgain),
-            SessionState::Fresh => match self.post_login(&self.password()).await {
-                Ok(cookie) => {
+            SessionState::Fresh => match self.kept_cookie(None) {
+                Some(cookie) => {
                     *state = SessionState::SignedIn(cookie.clone());
                     Ok(cookie)
                 }
-                Err(e @ (Error::WrongPassword | Error::NotConfigured)) => {
-                    *state = SessionState::SignInAgain;
-                    Err(e)
-                }
-                Err(e) => Err(e),
+                None => self.sign_in_from_fresh(&mut state).await,
             },
         }
+    }
+
+    async fn sign_in_from_fresh(&self, state: &mut SessionState) -> Result<Secret> {
+        match self.sign_in(&self.password()).await {
+            Ok(cookie) => {
+                *state = SessionState::SignedIn(cookie.clone());
+                Ok(cookie)
+            }
+            Err(e @ (Error::WrongPassword | Error::NotConfigured)) => {
+                *state = SessionState::SignInAgain;
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The cookie the keeper holds, unless it is the one muster just refused.
+    fn kept_cookie(&self, refused: Option<&Secret>) -> Option<Secret> {
+        self.inner
+            .keeper
+            .load()
+            .filter(|c| !c.is_empty())
+            .map(Secret::new)
+            .filter(|c| Some(c) != refused)
     }
 
     /// `refused` was answered 401: sign in once more, unless another call already did (then its
@@ -116,8 +138,13 @@ impl MusterClient {
             SessionState::SignInAgain => return Err(Error::SignInAgain),
             _ => {}
         }
+        // Another process may have signed in already: its cookie costs no sign-in.
+        if let Some(cookie) = self.kept_cookie(Some(refused)) {
+            *state = SessionState::SignedIn(cookie.clone());
+            return Ok(cookie);
+        }
         tracing::info!(base = %self.inner.base, "muster session expired; signing in again");
-        match self.post_login(&self.password()).await {
+        match self.sign_in(&self.password()).await {
             Ok(cookie) => {
                 *state = SessionState::SignedIn(cookie.clone());
                 Ok(cookie)
@@ -138,6 +165,31 @@ impl MusterClient {
         *self.inner.session.lock().await = SessionState::SignInAgain;
     }
 
+    /// Post `/login` if the shared pacing record allows it, and keep what it gives.
+    async fn sign_in(&self, password: &Secret) -> Result<Secret> {
+        let keeper = &self.inner.keeper;
+        if let Err(wait) = keeper.reserve_sign_in(SystemTime::now()) {
+            return Err(Error::RateLimited {
+                retry_after: Some(wait),
+            });
+        }
+        match self.post_login(password).await {
+            Ok(cookie) => {
+                keeper.save(cookie.expose());
+                Ok(cookie)
+            }
+            Err(Error::RateLimited { retry_after }) => {
+                // muster's window is fixed, a minute long: waiting one covers it whenever it began.
+                let wait = retry_after.unwrap_or(crate::session::SIGN_IN_WINDOW);
+                keeper.sign_in_refused(SystemTime::now(), wait);
+                Err(Error::RateLimited {
+                    retry_after: Some(wait),
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     async fn post_login(&self, password: &Secret) -> Result<Secret> {
         let endpoint = format!("POST {}", paths::LOGIN);
         let url = self.url(paths::LOGIN);
@@ -152,6 +204,7 @@ impl MusterClient {
                 reqwest::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
             )
+            .header(reqwest::header::ACCEPT, "application/json")
             .body(body)
             .timeout(self.inner.request_timeout)
             .send()
@@ -184,6 +237,11 @@ impl MusterClient {
                     .map(Duration::from_secs),
             }),
             StatusCode::SERVICE_UNAVAILABLE => Err(Error::NotConfigured),
+            // muster's 400 is "That form could not be read."; an HTML page either way.
+            StatusCode::BAD_REQUEST => Err(Error::bad(
+                &endpoint,
+                "400: muster could not read the sign-in form",
+            )),
             status => Err(crate::client::error_from(&endpoint, status, response).await),
         }
     }

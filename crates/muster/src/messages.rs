@@ -29,12 +29,11 @@ impl MusterClient {
     pub async fn list_messages(&self, state: Option<&str>) -> Result<Vec<PluginMessage>> {
         let endpoint = format!("GET {}", paths::MESSAGES);
         let query: Vec<(&str, &str)> = state.map(|s| (paths::STATE_PARAM, s)).into_iter().collect();
-        let list: wire::MessageList = self
-            .get_json(paths::MESSAGES, &query, || "the plugin messages".to_owned())
+        let list: Vec<wire::WireMessage> = self
+            .get_list(paths::MESSAGES, &query, paths::fields::MESSAGES, || {
+                "the plugin messages".to_owned()
+            })
             .await?;
-        list.messages
-            .into_iter()
-            .map(|m| m.into_public(&endpoint))
-            .collect()
+        list.into_iter().map(|m| m.into_public(&endpoint)).collect()
     }
 }

@@ -50,16 +50,14 @@ impl MusterClient {
     /// `GET /api/plugin/routes?messageId=…`: every route of one message, oldest first.
     pub async fn list_routes(&self, message_id: &str) -> Result<Vec<Route>> {
         let endpoint = format!("GET {}", paths::ROUTES);
-        let list: wire::RouteList = self
-            .get_json(
+        let list: Vec<wire::WireRoute> = self
+            .get_list(
                 paths::ROUTES,
                 &[(paths::MESSAGE_ID_PARAM, message_id)],
+                paths::fields::ROUTES,
                 || format!("the routes of message {message_id}"),
             )
             .await?;
-        list.routes
-            .into_iter()
-            .map(|r| r.into_public(&endpoint))
-            .collect()
+        list.into_iter().map(|r| r.into_public(&endpoint)).collect()
     }
 }

@@ -21,12 +21,6 @@ pub(crate) struct ErrorBody {
     pub draft: Option<Draft>,
 }
 
-/// `GET /api/plugin/drafts`
-#[derive(Debug, Deserialize)]
-pub(crate) struct DraftList {
-    pub drafts: Vec<Draft>,
-}
-
 /// `POST …/decide` 200.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Decided {
@@ -49,10 +43,14 @@ pub(crate) struct DecideRequest<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Draft {
+    #[serde(deserialize_with = "id")]
     pub id: String,
     pub plugin: String,
-    pub route_id: String,
+    /// Absent or null for a draft the chief filed itself (muster's `reply_draft`).
+    #[serde(default, deserialize_with = "optional_id")]
+    pub route_id: Option<String>,
     pub session: String,
+    #[serde(deserialize_with = "id")]
     pub message_id: String,
     pub state: String,
     pub check_state: String,
@@ -60,7 +58,7 @@ pub(crate) struct Draft {
     pub check_detail: Option<String>,
     pub text: String,
     pub in_reply_to: DraftInReplyTo,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "optional_id")]
     pub redraft_of: Option<String>,
     pub redraft_number: u32,
     #[serde(default)]
@@ -89,22 +87,18 @@ pub(crate) struct DraftResult {
     pub detail: Option<String>,
 }
 
-/// `GET /api/plugin/routes`
-#[derive(Debug, Deserialize)]
-pub(crate) struct RouteList {
-    pub routes: Vec<WireRoute>,
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireRoute {
+    #[serde(deserialize_with = "id")]
     pub id: String,
+    #[serde(deserialize_with = "id")]
     pub message_id: String,
     pub session: String,
     pub state: String,
     #[serde(default)]
     pub routed_via: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "optional_id")]
     pub redraft_of: Option<String>,
     pub redraft_count: u32,
     #[serde(default)]
@@ -113,27 +107,92 @@ pub(crate) struct WireRoute {
     pub updated_at: String,
 }
 
-/// `GET /api/plugin/messages`
-#[derive(Debug, Deserialize)]
-pub(crate) struct MessageList {
-    pub messages: Vec<WireMessage>,
-}
-
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireMessage {
+    #[serde(deserialize_with = "id")]
     pub id: String,
     pub plugin: String,
     pub from: String,
     pub subject: String,
     pub state: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "id_list")]
     pub routes: Vec<String>,
 }
 
 /// The data of an event frame: `{"id": "…"}`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct EventData {
+    #[serde(deserialize_with = "id")]
     pub id: String,
+}
+
+/// An id as muster writes it: a JSON number (its ids are `int64`) or, as the contract first
+/// wrote them, a string. Kept as text either way.
+struct IdText;
+
+impl<'de> serde::de::Visitor<'de> for IdText {
+    type Value = String;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an id (a JSON number or string)")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<String, E> {
+        Ok(v.to_owned())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+}
+
+/// [`IdText`] or null.
+struct OptionalIdText;
+
+impl<'de> serde::de::Visitor<'de> for OptionalIdText {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an id (a JSON number or string) or null")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(IdText).map(Some)
+    }
+}
+
+fn id<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    d.deserialize_any(IdText)
+}
+
+fn optional_id<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<String>, D::Error> {
+    d.deserialize_option(OptionalIdText)
+}
+
+fn id_list<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    struct Id(#[serde(deserialize_with = "id")] String);
+    Ok(Vec::<Id>::deserialize(d)?
+        .into_iter()
+        .map(|i| i.0)
+        .collect())
 }
 
 fn required(endpoint: &str, field: &str, value: String) -> Result<String> {
@@ -174,7 +233,7 @@ impl Draft {
         Ok(PluginDraft {
             id: required(endpoint, "id", self.id)?,
             plugin: self.plugin,
-            route_id: required(endpoint, "routeId", self.route_id)?,
+            route_id: self.route_id.filter(|r| !r.is_empty()),
             session: self.session,
             message_id: required(endpoint, "messageId", self.message_id)?,
             state,
@@ -263,12 +322,49 @@ mod tests {
         let draft: Draft = serde_json::from_str(DRAFT).unwrap();
         let draft = draft.into_public("GET x").unwrap();
         assert_eq!(draft.state, DraftState::Failed);
-        assert_eq!(draft.route_id, "7");
+        assert_eq!(draft.route_id.as_deref(), Some("7"));
         assert_eq!(
             draft.result.unwrap().detail.as_deref(),
             Some("recipient mailbox full")
         );
         assert_eq!(draft.updated_at, "2026-12-01T07:00:00.2Z");
+    }
+
+    #[test]
+    fn ids_written_as_numbers_are_read_as_text() {
+        let json = DRAFT
+            .replace(r#""id": "42""#, r#""id": 42"#)
+            .replace(r#""routeId": "7""#, r#""routeId": 7"#)
+            .replace(r#""redraftOf": null"#, r#""redraftOf": 41"#);
+        let draft: Draft = serde_json::from_str(&json).unwrap();
+        let draft = draft.into_public("GET x").unwrap();
+        assert_eq!(
+            (
+                draft.id.as_str(),
+                draft.route_id.as_deref(),
+                draft.redraft_of.as_deref()
+            ),
+            ("42", Some("7"), Some("41"))
+        );
+    }
+
+    #[test]
+    fn a_draft_the_chief_filed_has_no_route() {
+        for form in [r#""routeId": null, "#, ""] {
+            let json = DRAFT.replace(r#""routeId": "7", "#, form);
+            let draft: Draft = serde_json::from_str(&json).unwrap();
+            assert_eq!(draft.into_public("GET x").unwrap().route_id, None);
+        }
+    }
+
+    #[test]
+    fn an_id_of_another_type_is_refused_by_name() {
+        let json = DRAFT.replace(r#""id": "42""#, r#""id": true"#);
+        let e = serde_json::from_str::<Draft>(&json).unwrap_err();
+        assert!(
+            e.to_string().contains("an id (a JSON number or string)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -388,6 +388,30 @@ impl Store {
         Ok(done.rows_affected())
     }
 
+    /// Count one unanswered look-up of an uncertain decision; the count so far.
+    pub async fn count_lookup(&self, decision_id: i64) -> Result<u32> {
+        let count: i64 = sqlx::query_scalar(
+            "UPDATE decisions SET lookups = lookups + 1 WHERE id = ? RETURNING lookups",
+        )
+        .bind(decision_id)
+        .fetch_optional(self.pool())
+        .await?
+        .ok_or_else(|| Error::NotFound {
+            what: "decision",
+            id: decision_id.to_string(),
+        })?;
+        Ok(count as u32)
+    }
+
+    /// How many unanswered look-ups an uncertain decision has had (claims are not counted).
+    pub async fn lookups(&self, decision_id: i64) -> Result<u32> {
+        let count: Option<i64> = sqlx::query_scalar("SELECT lookups FROM decisions WHERE id = ?")
+            .bind(decision_id)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(count.unwrap_or(0) as u32)
+    }
+
     /// Decisions whose outcome is unknown, oldest first.
     pub async fn uncertain_decisions(&self) -> Result<Vec<Decision>> {
         let rows = sqlx::query("SELECT * FROM decisions WHERE state = 'uncertain' ORDER BY id")

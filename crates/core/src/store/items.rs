@@ -254,7 +254,11 @@ impl Store {
             Some(row) => {
                 let id: i64 = row.try_get("id")?;
                 let previous: ItemState = parse_enum(row.try_get::<&str, _>("state")?)?;
-                let state = previous.merge_observed(draft.observed_state);
+                let state = if draft.source == crate::domain::Source::Muster {
+                    previous.merge_observed_muster(draft.observed_state)
+                } else {
+                    previous.merge_observed(draft.observed_state)
+                };
                 sqlx::query(
                     "UPDATE review_items SET state = ?, version = ?, thread_id = ?, subject = ?,
                         from_addr = ?, recipients = ?, snippet = ?, route_id = ?, plugin = ?,

@@ -219,14 +219,7 @@ async fn record(
         report.new_versions += 1;
     }
     let refusal = match (draft.state, draft.check) {
-        (DraftState::Failed, _) => Some((
-            RefusalKind::SendFailed,
-            draft
-                .result
-                .as_ref()
-                .and_then(|r| r.detail.clone())
-                .unwrap_or_else(|| "the plugin could not send it".into()),
-        )),
+        (DraftState::Failed, _) => Some((RefusalKind::SendFailed, refusal_reason(draft))),
         (_, CheckState::Refused) => Some((
             RefusalKind::CheckRefused,
             draft
@@ -267,16 +260,7 @@ pub fn observed_state(draft: &PluginDraft) -> (ItemState, Option<String>) {
             Some("queued at the plugin — not sent yet".into()),
         ),
         (DraftState::Sent, _) => (ItemState::Sent, None),
-        (DraftState::Failed, _) => (
-            ItemState::SendFailed,
-            Some(
-                draft
-                    .result
-                    .as_ref()
-                    .and_then(|r| r.detail.clone())
-                    .unwrap_or_else(|| "the plugin could not send it".into()),
-            ),
-        ),
+        (DraftState::Failed, _) => (ItemState::SendFailed, Some(refusal_reason(draft))),
         (DraftState::Rejected, CheckState::Refused) => (
             ItemState::Rejected,
             Some(format!(
@@ -285,6 +269,21 @@ pub fn observed_state(draft: &PluginDraft) -> (ItemState, Option<String>) {
             )),
         ),
         (DraftState::Rejected, _) => (ItemState::Rejected, None),
+    }
+}
+
+/// The plugin's reason for not sending; a draft the chief filed has no route to hand back to,
+/// so muster notes the refusal to the chief instead of opening a redraft.
+fn refusal_reason(draft: &PluginDraft) -> String {
+    let detail = draft
+        .result
+        .as_ref()
+        .and_then(|r| r.detail.clone())
+        .unwrap_or_else(|| "the plugin could not send it".into());
+    if draft.route_id.is_none() {
+        format!("{detail} (noted to the chief, who filed it; no redraft)")
+    } else {
+        detail
     }
 }
 
@@ -318,11 +317,16 @@ fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
         observed_state: state,
         thread_id: None,
         subject,
-        from_addr: format!("{} (via {})", draft.session, draft.plugin),
+        from_addr: if draft.route_id.is_none() {
+            // muster's `reply_draft`: the chief wrote it itself, on no route.
+            format!("filed by the chief (via {})", draft.plugin)
+        } else {
+            format!("{} (via {})", draft.session, draft.plugin)
+        },
         recipients: super::gmail::addresses(&from),
         snippet: super::gmail::snippet(&draft.text),
         muster: MusterFields {
-            route_id: Some(draft.route_id.clone()),
+            route_id: draft.route_id.clone(),
             plugin: Some(draft.plugin.clone()),
             session: Some(draft.session.clone()),
             message_ref: Some(draft.message_id.clone()),

@@ -3,6 +3,7 @@
 
 mod binding;
 mod gmail_behaviour;
+mod muster_truth;
 mod outbox;
 mod store;
 mod support;

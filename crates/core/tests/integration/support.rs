@@ -42,6 +42,7 @@ pub fn quick_dispatch() -> DispatchConfig {
         retry_base: Duration::from_millis(50),
         retry_cap: Duration::from_millis(200),
         reconcile_attempts: 5,
+        muster_lookup_spacing: Duration::from_millis(200),
     }
 }
 

@@ -11,8 +11,11 @@
 //! | `POST /_control/drafts/{id}/check` | `{"verdict": "sendable"\|"refused", "detail"}` | the plugin's check verdict |
 //! | `POST /_control/drafts/{id}/claim` | — | the plugin claims an approved draft |
 //! | `POST /_control/drafts/{id}/result` | `{"ok": bool, "detail"}` | the plugin reports its send |
+//! | `POST /_control/messages/{id}/chief-draft` | `{"text"}` | the chief files a reply itself (no route): `{"draft"}` |
 //! | `POST /_control/sessions/expire` | — | every session cookie stops working |
-//! | `POST /_control/faults` | `{"method", "path", "times", "action": "fail"\|"delay"\|"drop_after_commit", "status", "millis"}` | arm a fault |
+//! | `GET /_control/sign-ins` | — | `{"signIns": n}`: successful sign-ins so far |
+//! | `POST /_control/wire` | `{"numericIds", "bareLists", "noPluginApi"}` | write JSON as muster's Go types do, or drop the plugin-draft routes |
+//! | `POST /_control/faults` | `{"method", "path", "times", "action": "fail"\|"delay"\|"drop_after_commit"\|"front_page", "status", "millis"}` | arm a fault (`front_page`: a proxy's HTML page or redirect answers instead) |
 //! | `POST /_control/faults/fail` | `{"method", "path", "times", "status"}` | the same, shaped like the fake Gmail's |
 //! | `POST /_control/faults/delay` | `{"method", "path", "times", "ms"}` | 〃 |
 //! | `POST /_control/faults/drop` | `{"method", "path", "times"}` | 〃 (drop after commit) |
@@ -49,6 +52,12 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/_control/drafts/{id}/claim", post(claim))
         .route("/_control/drafts/{id}/result", post(report_result))
         .route("/_control/sessions/expire", post(expire_sessions))
+        .route(
+            "/_control/messages/{id}/chief-draft",
+            post(file_chief_draft),
+        )
+        .route("/_control/sign-ins", axum::routing::get(sign_ins))
+        .route("/_control/wire", post(set_wire_style))
         .route("/_control/faults", post(arm_fault).delete(clear_faults))
         .route("/_control/faults/fail", post(arm_fail))
         .route("/_control/faults/delay", post(arm_delay))
@@ -184,6 +193,48 @@ async fn report_result(
     )
 }
 
+async fn file_chief_draft(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Json(body): Json<ChiefDraft>,
+) -> Response {
+    answer(
+        shared
+            .store()
+            .file_chief_draft(&id, &body.text)
+            .map(|draft| json!({ "draft": draft })),
+    )
+}
+
+#[derive(Deserialize)]
+struct ChiefDraft {
+    text: String,
+}
+
+async fn sign_ins(State(shared): State<Arc<Shared>>) -> Response {
+    Json(json!({ "signIns": shared.store().logins() })).into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire {
+    #[serde(default)]
+    numeric_ids: bool,
+    #[serde(default)]
+    bare_lists: bool,
+    #[serde(default)]
+    no_plugin_api: bool,
+}
+
+async fn set_wire_style(State(shared): State<Arc<Shared>>, Json(w): Json<Wire>) -> Response {
+    shared.store().style = super::WireStyle {
+        numeric_ids: w.numeric_ids,
+        bare_lists: w.bare_lists,
+        no_plugin_api: w.no_plugin_api,
+    };
+    Json(json!({})).into_response()
+}
+
 async fn expire_sessions(State(shared): State<Arc<Shared>>) -> Response {
     shared.store().expire_sessions();
     Json(json!({})).into_response()
@@ -214,10 +265,14 @@ async fn arm_fault(State(shared): State<Arc<Shared>>, Json(f): Json<NewFault>) -
         ("fail", Some(status), _) if (100..600).contains(&status) => FaultAction::Fail(status),
         ("delay", _, Some(ms)) => FaultAction::Delay(Duration::from_millis(ms)),
         ("drop_after_commit", _, _) => FaultAction::DropAfterCommit,
+        ("front_page", Some(status), _) if (100..600).contains(&status) => {
+            FaultAction::FrontPage(status)
+        }
         _ => {
             return ApiError::new(
                 400,
-                "action must be fail (with status), delay (with millis) or drop_after_commit",
+                "action must be fail (with status), delay (with millis), drop_after_commit \
+                 or front_page (with status)",
             )
             .into_response()
         }

@@ -15,12 +15,15 @@ use super::state::Change;
 use super::Shared;
 
 /// The SSE frame muster writes for one change.
-fn frame(change: &Change) -> Bytes {
+fn frame(change: &Change, numeric_ids: bool) -> Bytes {
     let (name, id) = match change {
         Change::Draft(id) => ("plugin.draft.changed", id),
         Change::Route(id) => ("plugin.route.changed", id),
     };
-    let data = serde_json::json!({ "id": id });
+    let data = match id.parse::<u64>() {
+        Ok(n) if numeric_ids => serde_json::json!({ "id": n }),
+        _ => serde_json::json!({ "id": id }),
+    };
     Bytes::from(format!("event: {name}\ndata: {data}\n\n"))
 }
 
@@ -33,11 +36,12 @@ enum Phase {
 pub(crate) async fn events(State(shared): State<Arc<Shared>>) -> Response {
     // Subscribe before answering: a change made after the client saw the head is delivered.
     let changes = shared.events.subscribe();
+    let numeric_ids = shared.store().style.numeric_ids;
     let mut cut = shared.cut.subscribe();
     cut.mark_unchanged();
     let stream = futures_util::stream::unfold(
         (Phase::Greeting, changes, cut),
-        |(phase, mut changes, mut cut): (
+        move |(phase, mut changes, mut cut): (
             Phase,
             broadcast::Receiver<Change>,
             watch::Receiver<u64>,
@@ -50,7 +54,10 @@ pub(crate) async fn events(State(shared): State<Arc<Shared>>) -> Response {
                 tokio::select! {
                     change = changes.recv() => match change {
                         Ok(change) => {
-                            return Some((Ok(frame(&change)), (Phase::Streaming, changes, cut)));
+                            return Some((
+                                Ok(frame(&change, numeric_ids)),
+                                (Phase::Streaming, changes, cut),
+                            ));
                         }
                         // muster drops what a slow reader missed; so does the fake.
                         Err(broadcast::error::RecvError::Lagged(_)) => continue,

@@ -34,6 +34,8 @@ pub struct LoggedRequest {
     pub status: u16,
     /// Whether a `muster_session` cookie was sent (valid or not).
     pub had_session_cookie: bool,
+    /// The `Accept` header, if any (muster tells a browser's page load from an API call by it).
+    pub accept: Option<String>,
     /// Whether the connection was cut instead of answering.
     pub dropped: bool,
 }
@@ -47,6 +49,9 @@ pub enum FaultAction {
     Delay(Duration),
     /// Handle the request (state changes happen), then close the connection without answering.
     DropAfterCommit,
+    /// Something in front of muster (a proxy, an SSO login page) answers instead: a 3xx
+    /// status redirects to `/sso/login`, any other is an HTML page with that status.
+    FrontPage(u16),
 }
 
 #[derive(Clone, Debug)]
@@ -149,6 +154,11 @@ pub(crate) async fn observe(
     let path = req.uri().path().to_owned();
     let query = req.uri().query().map(str::to_owned);
     let had_session_cookie = session_cookie(req.headers()).is_some();
+    let accept = req
+        .headers()
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let log = |status: u16, dropped: bool| {
         let mut log = shared.log.lock().expect("log lock");
         // Demo mode runs for hours: keep the recent past, not all of it.
@@ -161,6 +171,7 @@ pub(crate) async fn observe(
             query: query.clone(),
             status,
             had_session_cookie,
+            accept: accept.clone(),
             dropped,
         });
     };
@@ -183,6 +194,22 @@ pub(crate) async fn observe(
                         Json(serde_json::json!({"error": "injected failure"})),
                     )
                         .into_response();
+                }
+                FaultAction::FrontPage(status) => {
+                    log(status, false);
+                    let status = axum::http::StatusCode::from_u16(status)
+                        .unwrap_or(axum::http::StatusCode::FORBIDDEN);
+                    let html = [(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")];
+                    if status.is_redirection() {
+                        return (
+                            status,
+                            [(axum::http::header::LOCATION, "/sso/login")],
+                            html,
+                            "",
+                        )
+                            .into_response();
+                    }
+                    return (status, html, "<!doctype html><title>Sign in</title>").into_response();
                 }
                 FaultAction::Delay(wait) => tokio::time::sleep(wait).await,
                 FaultAction::DropAfterCommit => drop_after_commit = true,

@@ -26,7 +26,10 @@ use axum::Router;
 use tokio::sync::{broadcast, watch};
 
 pub use faults::{FaultAction, LoggedRequest};
-pub use state::{ApiError, CheckVerdict, Relayed, CHIEF_SESSION, MAX_ROUTE_REDRAFTS};
+pub use state::{
+    ApiError, CheckVerdict, Relayed, WireStyle, CHIEF_SESSION, MAX_ROUTE_REDRAFTS,
+    MIN_PASSWORD_LEN, SESSION_TTL,
+};
 
 use crate::server::ServerHandle;
 use faults::Faults;
@@ -39,7 +42,8 @@ pub struct MusterConfig {
     pub addr: SocketAddr,
     /// What it holds at start.
     pub seed: crate::Seed,
-    /// The owner password `POST /login` accepts; empty means "no password configured" (503).
+    /// The owner password `POST /login` accepts; empty or under [`MIN_PASSWORD_LEN`]
+    /// characters means "no password configured" (503), as in muster.
     pub password: String,
 }
 
@@ -105,14 +109,11 @@ fn router(shared: Arc<Shared>) -> Router {
         ));
     Router::new()
         .route("/login", post(owner::login))
+        .route("/logout", post(owner::logout))
         .merge(owner)
         .merge(control::router())
-        .fallback(|| async {
-            (
-                axum::http::StatusCode::NOT_FOUND,
-                axum::Json(serde_json::json!({"error": "not found"})),
-            )
-        })
+        // Go's mux: an unknown route is plain text (muster `internal/api/server.go`).
+        .fallback(|| async { owner::page_not_found() })
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             faults::observe,
@@ -191,6 +192,23 @@ impl FakeMuster {
     /// `redraft` or `fallback` route). Returns the draft id.
     pub fn file_draft(&self, route_id: &str, text: &str) -> Result<String, ApiError> {
         self.shared.store().file_draft(route_id, text)
+    }
+
+    /// The chief files a reply to `message_id` itself (muster's `reply_draft`): a draft with no
+    /// route. Returns the draft id.
+    pub fn file_chief_draft(&self, message_id: &str, text: &str) -> Result<String, ApiError> {
+        self.shared.store().file_chief_draft(message_id, text)
+    }
+
+    /// Write JSON as muster's Go types do (ids as numbers, bare lists), or drop the
+    /// plugin-draft routes (a muster too old for them).
+    pub fn set_wire_style(&self, style: WireStyle) {
+        self.shared.store().style = style;
+    }
+
+    /// How many sign-ins succeeded so far.
+    pub fn sign_ins(&self) -> usize {
+        self.shared.store().logins()
     }
 
     /// The plugin's check verdict on an `awaiting` draft.

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::faults::session_cookie;
-use super::state::{ApiError, LoginAnswer, OwnerDecision};
+use super::state::{ApiError, LoginAnswer, OwnerDecision, MIN_PASSWORD_LEN, SESSION_TTL};
 use super::Shared;
 
 impl IntoResponse for ApiError {
@@ -28,12 +28,54 @@ fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 
-/// `POST /login`, form field `password`.
-pub(crate) async fn login(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    let password = url::form_urlencoded::parse(&body)
+/// muster's sign-in page: every answer of `POST /login` but the 303 is this HTML document with
+/// `Cache-Control: no-store` (`internal/api/login.go`, `renderLoginPage`).
+fn login_page(status: StatusCode, problem: &str) -> Response {
+    let page = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Sign in · muster</title></head>\n\
+         <body><main><form method=\"POST\" action=\"/login\"><h1>Sign in to muster</h1>\n\
+         <p role=\"alert\">{problem}</p>\n\
+         <label for=\"muster-password\">Operator password</label>\n\
+         <input id=\"muster-password\" name=\"password\" type=\"password\" required>\n\
+         <button type=\"submit\">Sign in</button></form></main></body></html>"
+    );
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        page,
+    )
+        .into_response()
+}
+
+/// Go's `ParseForm`: the body must be valid percent-encoded UTF-8.
+fn read_form(body: &[u8]) -> Result<Option<String>, ()> {
+    let text = std::str::from_utf8(body).map_err(drop)?;
+    for pair in text.split('&') {
+        let bytes = pair.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' {
+                let hex = bytes.get(i + 1..i + 3).ok_or(())?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) {
+                    return Err(());
+                }
+                i += 3;
+            } else {
+                i += 1;
+            }
+        }
+    }
+    Ok(url::form_urlencoded::parse(body)
         .find(|(name, _)| name == "password")
-        .map(|(_, value)| value.into_owned());
-    let answer = shared.store().login(password.as_deref());
+        .map(|(_, value)| value.into_owned()))
+}
+
+/// `POST /login`, form field `password` (`internal/api/login.go`, `handleLoginSubmit`).
+pub(crate) async fn login(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let answer = shared.store().login(read_form(&body));
     match answer {
         LoginAnswer::SignedIn(session) => (
             StatusCode::SEE_OTHER,
@@ -41,28 +83,93 @@ pub(crate) async fn login(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
                 (header::LOCATION, "/".to_owned()),
                 (
                     header::SET_COOKIE,
-                    format!("muster_session={session}; HttpOnly; SameSite=Lax; Path=/"),
+                    format!(
+                        "muster_session={session}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax",
+                        SESSION_TTL.as_secs()
+                    ),
                 ),
             ],
         )
             .into_response(),
-        LoginAnswer::WrongPassword => error(StatusCode::UNAUTHORIZED, "wrong password"),
-        LoginAnswer::TooManyAttempts => error(StatusCode::TOO_MANY_REQUESTS, "too many attempts"),
-        LoginAnswer::NoPassword => error(StatusCode::SERVICE_UNAVAILABLE, "no password configured"),
+        LoginAnswer::UnreadableForm => {
+            login_page(StatusCode::BAD_REQUEST, "That form could not be read.")
+        }
+        LoginAnswer::WrongPassword => {
+            login_page(StatusCode::UNAUTHORIZED, "That password is not right.")
+        }
+        LoginAnswer::TooManyAttempts => login_page(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many attempts. Wait a minute and try again.",
+        ),
+        LoginAnswer::NoPassword => login_page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "This server has no operator password configured (MUSTER_UI_PASSWORD is not set or \
+             shorter than 12 characters).",
+        ),
     }
 }
 
-/// Middleware in front of every owner route: the session cookie is required.
+/// `POST /logout`: muster clears the cookie in the browser and sends it to the login page; the
+/// cookie itself stays valid (it is checked by signature alone).
+pub(crate) async fn logout() -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [
+            (header::LOCATION, "/login"),
+            (
+                header::SET_COOKIE,
+                "muster_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax",
+            ),
+        ],
+    )
+        .into_response()
+}
+
+/// Go's mux answer to a route it does not have.
+pub(crate) fn page_not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        "404 page not found\n",
+    )
+        .into_response()
+}
+
+/// Middleware in front of every owner route: the session cookie is required. A muster without
+/// the plugin-draft routes answers them as unknown, before any session check (the mux routes
+/// first).
 pub(crate) async fn require_session(
     State(shared): State<Arc<Shared>>,
     req: Request,
     next: Next,
 ) -> Response {
+    if shared.store().style.no_plugin_api && req.uri().path().starts_with("/api/plugin/") {
+        return page_not_found();
+    }
+    if shared.store().password.chars().count() < MIN_PASSWORD_LEN {
+        // `requireSession` refuses before looking at the cookie (`internal/api/auth.go`).
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the web UI is not configured for login (MUSTER_UI_PASSWORD)",
+        );
+    }
     let signed_in = session_cookie(req.headers()).is_some_and(|s| shared.store().is_signed_in(&s));
     if !signed_in {
         return error(StatusCode::UNAUTHORIZED, "not signed in");
     }
     next.run(req).await
+}
+
+/// A list as this muster writes it: bare, or wrapped under `field`.
+fn list(shared: &Shared, field: &str, items: Vec<Value>) -> Response {
+    if shared.store().style.bare_lists {
+        Json(Value::Array(items)).into_response()
+    } else {
+        Json(json!({ field: items })).into_response()
+    }
 }
 
 /// `GET /api/plugin/drafts?state=…`
@@ -71,8 +178,10 @@ pub(crate) async fn list_drafts(
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let state = query.get("state").map_or("all", String::as_str);
-    match shared.store().list_drafts(state) {
-        Ok(drafts) => Json(json!({ "drafts": drafts })).into_response(),
+    // The store's guard must be gone before `list` looks at the wire style.
+    let drafts = shared.store().list_drafts(state);
+    match drafts {
+        Ok(drafts) => list(&shared, "drafts", drafts),
         Err(e) => e.into_response(),
     }
 }
@@ -143,7 +252,7 @@ pub(crate) async fn list_routes(
         return error(StatusCode::BAD_REQUEST, "messageId is required");
     };
     let routes: Vec<Value> = shared.store().list_routes(message_id);
-    Json(json!({ "routes": routes })).into_response()
+    list(&shared, "routes", routes)
 }
 
 /// `GET /api/plugin/messages?state=…`
@@ -154,5 +263,5 @@ pub(crate) async fn list_messages(
     let messages = shared
         .store()
         .list_messages(query.get("state").map(String::as_str));
-    Json(json!({ "messages": messages })).into_response()
+    list(&shared, "messages", messages)
 }

@@ -5,7 +5,7 @@
 //! a failed send opens a `redraft` route at most [`MAX_ROUTE_REDRAFTS`] times and then falls back
 //! to the chief, and a repeated plugin result changes nothing.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -18,8 +18,27 @@ pub const MAX_ROUTE_REDRAFTS: u32 = 2;
 /// The session a message goes to once its redrafts are used up.
 pub const CHIEF_SESSION: &str = "chief";
 
-/// Login attempts muster accepts per minute before answering 429.
+/// Login attempts muster accepts per window, for all callers together, before answering 429
+/// (muster `internal/api/login.go`: `loginRateBurst`, `loginRateWindow`).
 const LOGIN_ATTEMPTS_PER_MINUTE: usize = 10;
+/// muster's sign-in window: fixed, starting at the first attempt after the previous one ended.
+const LOGIN_WINDOW: Duration = Duration::from_secs(60);
+/// muster refuses to sign anyone in with a shorter operator password
+/// (`internal/api/auth.go`: `minUIPasswordLen`).
+pub const MIN_PASSWORD_LEN: usize = 12;
+/// How long a session cookie lives (`internal/api/auth.go`: `sessionTTL`).
+pub const SESSION_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// How the fake writes its JSON: as the contract first wrote it, or as muster's Go types do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WireStyle {
+    /// Ids as JSON numbers (muster's `int64`) instead of strings.
+    pub numeric_ids: bool,
+    /// Lists as bare arrays instead of `{"drafts": […]}`.
+    pub bare_lists: bool,
+    /// The plugin-draft routes are missing (a muster too old for them): Go's plain-text 404.
+    pub no_plugin_api: bool,
+}
 
 /// A change that is announced on `/events`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,7 +150,9 @@ struct Route {
 #[derive(Clone, Debug)]
 struct Draft {
     id: u64,
-    route_id: u64,
+    /// `None` for a draft the chief filed itself (muster's `reply_draft`): no route.
+    route_id: Option<u64>,
+    message_id: String,
     state: &'static str,
     check_state: &'static str,
     check_detail: Option<String>,
@@ -180,9 +201,13 @@ pub struct Relayed {
 
 /// All of the fake muster's state behind one lock.
 pub(crate) struct Store {
-    password: String,
-    sessions: HashSet<String>,
-    login_attempts: VecDeque<Instant>,
+    pub(crate) password: String,
+    /// Cookies issued at or before this instant are refused (`expire_sessions`); a restart of
+    /// the fake forgets it, like muster, whose cookies are checked by signature alone.
+    revoked_before: Option<u128>,
+    login_window: Option<(Instant, usize)>,
+    logins: usize,
+    pub(crate) style: WireStyle,
     plugins: BTreeMap<String, Plugin>,
     messages: BTreeMap<String, Message>,
     routes: BTreeMap<u64, Route>,
@@ -197,6 +222,7 @@ pub(crate) struct Store {
 /// What `POST /login` answers.
 pub(crate) enum LoginAnswer {
     SignedIn(String),
+    UnreadableForm,
     WrongPassword,
     TooManyAttempts,
     NoPassword,
@@ -206,8 +232,10 @@ impl Store {
     pub(crate) fn new(password: String, events: broadcast::Sender<Change>) -> Self {
         Self {
             password,
-            sessions: HashSet::new(),
-            login_attempts: VecDeque::new(),
+            revoked_before: None,
+            login_window: None,
+            logins: 0,
+            style: WireStyle::default(),
             plugins: BTreeMap::new(),
             messages: BTreeMap::new(),
             routes: BTreeMap::new(),
@@ -242,53 +270,83 @@ impl Store {
 
     // ---- sign-in -------------------------------------------------------------------------
 
-    pub(crate) fn login(&mut self, password: Option<&str>) -> LoginAnswer {
-        if self.password.is_empty() {
+    /// `POST /login` in muster's order: configuration, the form, the rate limit, the password
+    /// (`internal/api/login.go`, `handleLoginSubmit`). `password` is `Err` for an unreadable form.
+    pub(crate) fn login(&mut self, password: Result<Option<String>, ()>) -> LoginAnswer {
+        if self.password.chars().count() < MIN_PASSWORD_LEN {
             return LoginAnswer::NoPassword;
         }
+        let Ok(password) = password else {
+            return LoginAnswer::UnreadableForm;
+        };
         let now = Instant::now();
-        while let Some(first) = self.login_attempts.front() {
-            if now.duration_since(*first) >= Duration::from_secs(60) {
-                self.login_attempts.pop_front();
-            } else {
-                break;
-            }
-        }
-        if self.login_attempts.len() >= LOGIN_ATTEMPTS_PER_MINUTE {
+        let (start, count) = match self.login_window {
+            Some((start, count)) if now.duration_since(start) < LOGIN_WINDOW => (start, count),
+            _ => (now, 0),
+        };
+        if count >= LOGIN_ATTEMPTS_PER_MINUTE {
             return LoginAnswer::TooManyAttempts;
         }
-        self.login_attempts.push_back(now);
-        if password != Some(self.password.as_str()) {
+        self.login_window = Some((start, count + 1));
+        if password.as_deref() != Some(self.password.as_str()) {
             return LoginAnswer::WrongPassword;
         }
-        let session = format!(
-            "{}{}",
-            uuid::Uuid::new_v4().simple(),
-            uuid::Uuid::new_v4().simple()
-        );
-        self.sessions.insert(session.clone());
-        LoginAnswer::SignedIn(session)
+        self.logins += 1;
+        LoginAnswer::SignedIn(sign_session(&self.password, issued_now()))
+    }
+
+    /// Successful sign-ins so far.
+    pub(crate) fn logins(&self) -> usize {
+        self.logins
     }
 
     pub(crate) fn is_signed_in(&self, session: &str) -> bool {
-        self.sessions.contains(session)
+        let Some((issued, _)) = session.split_once('.') else {
+            return false;
+        };
+        let Ok(issued) = issued.parse::<u128>() else {
+            return false;
+        };
+        let now = issued_now();
+        sign_session(&self.password, issued) == session
+            && now.saturating_sub(issued) < SESSION_TTL.as_micros()
+            && self.revoked_before.is_none_or(|r| issued > r)
     }
 
     pub(crate) fn expire_sessions(&mut self) {
-        self.sessions.clear();
+        self.revoked_before = Some(issued_now());
+    }
+
+    fn id(&self, id: u64) -> Value {
+        if self.style.numeric_ids {
+            json!(id)
+        } else {
+            json!(id.to_string())
+        }
+    }
+
+    /// A message id as written: `m-7`, or `7` when ids are numbers.
+    fn message_ref(&self, message_id: &str) -> Value {
+        match message_id
+            .strip_prefix("m-")
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            Some(n) if self.style.numeric_ids => json!(n),
+            _ => json!(message_id),
+        }
     }
 
     // ---- JSON views ----------------------------------------------------------------------
 
     fn draft_json(&self, draft: &Draft) -> Value {
-        let route = &self.routes[&draft.route_id];
-        let message = &self.messages[&route.message_id];
+        let route = draft.route_id.map(|r| &self.routes[&r]);
+        let message = &self.messages[&draft.message_id];
         let mut json = json!({
-            "id": draft.id.to_string(),
+            "id": self.id(draft.id),
             "plugin": message.plugin,
-            "routeId": route.id.to_string(),
-            "session": route.session,
-            "messageId": message.id,
+            "routeId": route.map(|r| self.id(r.id)),
+            "session": route.map_or(CHIEF_SESSION, |r| r.session.as_str()),
+            "messageId": self.message_ref(&message.id),
             "state": draft.state,
             "checkState": draft.check_state,
             "checkDetail": draft.check_detail,
@@ -299,7 +357,7 @@ impl Store {
                 "snippet": message.snippet,
                 "receivedAt": message.received_at,
             },
-            "redraftOf": draft.redraft_of.map(|id| id.to_string()),
+            "redraftOf": draft.redraft_of.map(|id| self.id(id)),
             "redraftNumber": draft.redraft_number,
             "result": draft.result.as_ref().map(|(ok, detail)| json!({"ok": ok, "detail": detail})),
             "createdAt": draft.created_at,
@@ -312,14 +370,14 @@ impl Store {
         json
     }
 
-    fn route_json(route: &Route) -> Value {
+    fn route_json(&self, route: &Route) -> Value {
         json!({
-            "id": route.id.to_string(),
-            "messageId": route.message_id,
+            "id": self.id(route.id),
+            "messageId": self.message_ref(&route.message_id),
             "session": route.session,
             "state": route.state,
             "routedVia": route.routed_via,
-            "redraftOf": route.redraft_of.map(|id| id.to_string()),
+            "redraftOf": route.redraft_of.map(|id| self.id(id)),
             "redraftCount": route.redraft_count,
             "reason": route.reason,
             "createdAt": route.created_at,
@@ -327,14 +385,14 @@ impl Store {
         })
     }
 
-    fn message_json(message: &Message) -> Value {
+    fn message_json(&self, message: &Message) -> Value {
         json!({
-            "id": message.id,
+            "id": self.message_ref(&message.id),
             "plugin": message.plugin,
             "from": message.from,
             "subject": message.subject,
             "state": message.state,
-            "routes": message.routes.iter().map(|id| id.to_string()).collect::<Vec<_>>(),
+            "routes": message.routes.iter().map(|id| self.id(*id)).collect::<Vec<_>>(),
         })
     }
 
@@ -359,10 +417,16 @@ impl Store {
     }
 
     pub(crate) fn list_routes(&self, message_id: &str) -> Vec<Value> {
+        // Numbers stand for `m-<n>` (see `message_ref`).
+        let key = if message_id.parse::<u64>().is_ok() {
+            format!("m-{message_id}")
+        } else {
+            message_id.to_owned()
+        };
         self.routes
             .values()
-            .filter(|r| r.message_id == message_id)
-            .map(Self::route_json)
+            .filter(|r| r.message_id == key)
+            .map(|r| self.route_json(r))
             .collect()
     }
 
@@ -370,7 +434,7 @@ impl Store {
         self.messages
             .values()
             .filter(|m| matches!(state, None | Some("all")) || Some(m.state.as_str()) == state)
-            .map(Self::message_json)
+            .map(|m| self.message_json(m))
             .collect()
     }
 
@@ -536,7 +600,7 @@ impl Store {
         let on_route: Vec<&Draft> = self
             .drafts
             .values()
-            .filter(|d| d.route_id == route.id)
+            .filter(|d| d.route_id == Some(route.id))
             .collect();
         if on_route.iter().any(|d| d.is_live()) {
             return Err(ApiError::new(
@@ -550,7 +614,7 @@ impl Store {
             route.redraft_of.and_then(|prev| {
                 self.drafts
                     .values()
-                    .filter(|d| d.route_id == prev)
+                    .filter(|d| d.route_id == Some(prev))
                     .map(|d| d.id)
                     .next_back()
             })
@@ -564,13 +628,50 @@ impl Store {
             id,
             Draft {
                 id,
-                route_id: route.id,
+                route_id: Some(route.id),
+                message_id: route.message_id.clone(),
                 state: "pending",
                 check_state: if draft_checks { "awaiting" } else { "none" },
                 check_detail: None,
                 text: text.to_owned(),
                 redraft_of,
                 redraft_number: route.redraft_count,
+                result: None,
+                claimed: false,
+                created_at: stamp.clone(),
+                updated_at: stamp,
+            },
+        );
+        self.emit(Change::Draft(id.to_string()));
+        Ok(id.to_string())
+    }
+
+    /// The chief files a reply to a message itself (muster's `reply_draft`): a draft with no
+    /// route, which needs the owner's approval like any other.
+    pub(crate) fn file_chief_draft(&mut self, message_id: &str, text: &str) -> ApiResult<String> {
+        let message = self
+            .messages
+            .get(message_id)
+            .ok_or_else(|| ApiError::new(404, "message not found"))?;
+        let draft_checks = self
+            .plugins
+            .get(&message.plugin)
+            .is_some_and(|p| p.draft_checks);
+        let stamp = self.stamp();
+        let id = self.next_draft;
+        self.next_draft += 1;
+        self.drafts.insert(
+            id,
+            Draft {
+                id,
+                route_id: None,
+                message_id: message_id.to_owned(),
+                state: "pending",
+                check_state: if draft_checks { "awaiting" } else { "none" },
+                check_detail: None,
+                text: text.to_owned(),
+                redraft_of: None,
+                redraft_number: 0,
                 result: None,
                 claimed: false,
                 created_at: stamp.clone(),
@@ -597,7 +698,7 @@ impl Store {
                 ),
             ));
         }
-        let (id, route_id) = (draft.id, draft.route_id);
+        let (id, message_id) = (draft.id, draft.message_id.clone());
         let stamp = self.stamp();
         let draft = self.drafts.get_mut(&id).expect("found above");
         draft.check_detail = detail.map(str::to_owned);
@@ -608,7 +709,6 @@ impl Store {
                 draft.check_state = "refused";
                 draft.state = "rejected";
                 // Handed back: the route stays open for the session to write again.
-                let message_id = self.routes[&route_id].message_id.clone();
                 if let Some(message) = self.messages.get_mut(&message_id) {
                     message.state = "relayed".to_owned();
                 }
@@ -658,7 +758,12 @@ impl Store {
             d.updated_at = stamp.clone();
         }
         self.emit(Change::Draft(draft.id.to_string()));
-        let route = self.routes[&draft.route_id].clone();
+        let Some(route_id) = draft.route_id else {
+            // The chief's own draft: no route to hand back; its refusal is the chief's to read.
+            self.set_message_state(&draft.message_id, if ok { "sent" } else { "send_failed" });
+            return Ok(self.draft_json(&self.drafts[&draft.id]));
+        };
+        let route = self.routes[&route_id].clone();
         if ok {
             self.set_message_state(&route.message_id, "sent");
             return Ok(self.draft_json(&self.drafts[&draft.id]));
@@ -755,20 +860,40 @@ impl Store {
     }
 }
 
+/// Microseconds since the Unix epoch: when a cookie is issued.
+fn issued_now() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_micros()
+}
+
+/// A session cookie as muster makes one: the issue time, signed with a key derived from the
+/// operator password, so it survives a restart and dies with a password change
+/// (`internal/api/auth.go`, `uiSessionSecret`; the fake's signature is its own).
+fn sign_session(password: &str, issued: u128) -> String {
+    use sha2::{Digest, Sha256};
+    let key = Sha256::digest(format!("muster-ui-session-v1\0{password}").as_bytes());
+    let mut mac = Sha256::new();
+    mac.update(key);
+    mac.update(issued.to_string().as_bytes());
+    format!("{issued}.{:x}", mac.finalize())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn store() -> Store {
         let (tx, _) = broadcast::channel(16);
-        Store::new("pw".into(), tx)
+        Store::new("a-long-enough-pw".into(), tx)
     }
 
     #[test]
     fn timestamps_never_repeat_even_within_one_microsecond() {
         let mut s = store();
         let stamps: Vec<String> = (0..1000).map(|_| s.stamp()).collect();
-        let unique: HashSet<&String> = stamps.iter().collect();
+        let unique: std::collections::HashSet<&String> = stamps.iter().collect();
         assert_eq!(unique.len(), stamps.len());
         assert!(stamps.windows(2).all(|w| w[0] < w[1]));
     }
@@ -875,8 +1000,42 @@ mod tests {
     fn the_eleventh_login_in_a_minute_is_refused() {
         let mut s = store();
         for _ in 0..10 {
-            assert!(matches!(s.login(Some("nope")), LoginAnswer::WrongPassword));
+            assert!(matches!(
+                s.login(Ok(Some("nope".into()))),
+                LoginAnswer::WrongPassword
+            ));
         }
-        assert!(matches!(s.login(Some("pw")), LoginAnswer::TooManyAttempts));
+        assert!(matches!(
+            s.login(Ok(Some("a-long-enough-pw".into()))),
+            LoginAnswer::TooManyAttempts
+        ));
+    }
+
+    #[test]
+    fn a_password_under_twelve_characters_signs_no_one_in() {
+        let (tx, _) = broadcast::channel(16);
+        let mut s = Store::new("elevenchars".into(), tx);
+        assert!(matches!(
+            s.login(Ok(Some("elevenchars".into()))),
+            LoginAnswer::NoPassword
+        ));
+    }
+
+    #[test]
+    fn a_cookie_is_checked_by_its_signature_and_survives_a_restart() {
+        let mut s = store();
+        let LoginAnswer::SignedIn(cookie) = s.login(Ok(Some("a-long-enough-pw".into()))) else {
+            panic!("not signed in");
+        };
+        assert!(s.is_signed_in(&cookie));
+        // A new store with the same password stands for muster after a restart.
+        assert!(store().is_signed_in(&cookie));
+        let (tx, _) = broadcast::channel(16);
+        assert!(!Store::new("another-long-password".into(), tx).is_signed_in(&cookie));
+        let last = if cookie.ends_with('0') { '1' } else { '0' };
+        let forged = format!("{}{last}", &cookie[..cookie.len() - 1]);
+        assert!(!s.is_signed_in(&forged));
+        s.expire_sessions();
+        assert!(!s.is_signed_in(&cookie));
     }
 }

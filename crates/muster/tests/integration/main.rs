@@ -1,9 +1,11 @@
 //! Integration tests of the muster client against the fake muster on 127.0.0.1 (and, for
 //! malformed answers, against tiny servers written in the test).
 
+mod as_written;
 mod control;
 mod decide;
 mod events;
+mod fake_fidelity;
 mod login;
 mod malformed;
 mod refusal;

@@ -1,0 +1,185 @@
+//! muster from the CLI: one sign-in for many processes, and a dispatcher killed at random while
+//! muster's sign-in is limited.
+
+use countersign_fakes::muster::{FakeMuster, MusterConfig};
+
+use crate::support::Cli;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_sync_processes_in_a_minute_sign_in_once_between_them() {
+    let muster = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    muster.create_plugin("gmail-relay", false).unwrap();
+    let relayed = muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "ana@example.com",
+            "Invoice",
+            "Hi",
+        )
+        .unwrap();
+    muster.file_draft(&relayed.route_id, "Here it is.").unwrap();
+    let cli = Cli::new();
+    cli.add_muster(&muster).await;
+    // Ten at a time, twice: they run side by side, as restarts and the desktop app would.
+    for _ in 0..2 {
+        let children: Vec<_> = (0..10).map(|_| cli.spawn(&["sync"])).collect();
+        for child in children {
+            cli.finish(child, &["sync"]).await.ok();
+        }
+    }
+    assert_eq!(muster.sign_ins(), 1, "signed in more than once");
+    assert_eq!(muster.count_requests("POST", "/login"), 1);
+    assert!(!cli.transcript().contains(muster.password()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_while_musters_sign_in_is_limited_says_when_and_sends_no_login() {
+    let muster = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    let cli = Cli::new();
+    cli.add_muster(&muster).await;
+    muster.expire_sessions();
+    // Someone else uses up muster's window with wrong guesses.
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for _ in 0..10 {
+        http.post(format!("{}/login", muster.url()))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("password=someone-elses-guess")
+            .send()
+            .await
+            .unwrap();
+    }
+    let first = cli.exec(&["sync"]).await;
+    assert!(!first.status.success());
+    let said = format!("{}{}", first.stdout, first.stderr);
+    assert!(said.contains("sign-in limit"), "{said}");
+    let logins = muster.count_requests("POST", "/login");
+    // The 429 was recorded for every process: the next one does not ask muster at all.
+    let second = cli.exec(&["sync"]).await;
+    assert!(!second.status.success());
+    assert_eq!(muster.count_requests("POST", "/login"), logins);
+    let said = format!("{}{}", second.stdout, second.stderr);
+    assert!(said.contains("sign-in limit"), "{said}");
+}
+
+/// A small deterministic generator, so that a failing run can be repeated from its seed.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every_decision_as_muster_holds_it(
+) {
+    let muster = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    muster.create_plugin("gmail-relay", false).unwrap();
+    let mut drafts = Vec::new();
+    for n in 0..12 {
+        let relayed = muster
+            .relay_message(
+                "gmail-relay",
+                "inbox-chat",
+                "ana@example.com",
+                &format!("Q{n}"),
+                "?",
+            )
+            .unwrap();
+        drafts.push(
+            muster
+                .file_draft(&relayed.route_id, &format!("A{n}"))
+                .unwrap(),
+        );
+    }
+    let cli = Cli::new();
+    cli.add_muster(&muster).await;
+    cli.exec(&["settings", "set", "undo-window", "0"])
+        .await
+        .ok();
+    cli.exec(&["sync"]).await.ok();
+    for (n, draft) in drafts.iter().enumerate() {
+        let id = cli.item_id(draft).await;
+        if n % 2 == 0 {
+            cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+        } else {
+            cli.exec(&["reject", &id, "--reason", "not this one"])
+                .await
+                .ok();
+        }
+    }
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("kill run seed {seed}");
+    let mut rng = Lcg(seed);
+    for round in 0..100 {
+        // Limited from the start: muster's window runs out while the kills go on.
+        if round == 0 {
+            // muster forgets the session and someone else uses up its sign-in window.
+            muster.expire_sessions();
+            let http = reqwest::Client::new();
+            for _ in 0..10 {
+                http.post(format!("{}/login", muster.url()))
+                    .header("content-type", "application/x-www-form-urlencoded")
+                    .body("password=someone-elses-guess")
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+        // Decides that take a while, or land and lose their answer: kills hit them mid-way.
+        match rng.below(4) {
+            0 => muster.delay_next(
+                "POST",
+                "/api/plugin/drafts/*/decide",
+                2,
+                std::time::Duration::from_millis(30),
+            ),
+            1 => muster.drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1),
+            // An unanswered look-up waits beyond muster's window; only early on, so that the
+            // run stays short.
+            2 if round < 20 => muster.fail_next("GET", "/api/plugin/drafts/*", 1, 503),
+            _ => {}
+        }
+        let mut child = cli.spawn(&["dispatch", "--wait", "--timeout", "2"]);
+        tokio::time::sleep(std::time::Duration::from_millis(rng.below(40))).await;
+        // SIGKILL: nothing of the process's own clean-up runs.
+        let _ = child.start_kill();
+        cli.finish(child, &["dispatch"]).await;
+    }
+    muster.clear_faults();
+    // What is left waits for muster's window (at most a minute), then goes out.
+    let last = cli
+        .command(&["dispatch", "--wait", "--timeout", "100"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        last.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&last.stdout),
+        String::from_utf8_lossy(&last.stderr)
+    );
+    cli.exec(&["sync"]).await.ok();
+    for (n, draft) in drafts.iter().enumerate() {
+        let held = muster.draft(draft).unwrap()["state"].clone();
+        let want = if n % 2 == 0 { "approved" } else { "rejected" };
+        assert_eq!(held, want, "draft {draft} (seed {seed})");
+        let item = cli.item(draft).await;
+        assert_ne!(item["state"], "send_failed", "{item} (seed {seed})");
+    }
+    let outbox = cli.exec(&["outbox", "--all", "--json"]).await.json();
+    for decision in outbox.as_array().unwrap() {
+        assert_eq!(decision["state"], "done", "{decision} (seed {seed})");
+    }
+}

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use countersign_core::store::DecisionFilter;
 use countersign_e2e::desktop::skip_or_fail;
 use countersign_e2e::fixture::{eventually, gmail_reply, Fixture};
 
@@ -64,28 +65,28 @@ async fn j_then_a_at_once_never_approves_a_draft_that_was_not_displayed() {
         );
     }
 
-    // Once displayed, a approves it, bound to the version on screen.
+    // Once displayed, a approves it, bound to the version on screen (read from the outbox:
+    // the decision may already be sent by the time the mirror is looked at).
     let on_screen = shown_version(session).await.expect("a version is shown");
     session.press_keys("a").await.unwrap();
     eventually(UI_TIMEOUT, "the displayed draft is approved", || async {
-        fixture
-            .items()
+        !fixture
+            .store
+            .list_decisions(DecisionFilter::All)
             .await
             .unwrap()
-            .iter()
-            .any(|i| i.id == ids[20] && i.decision.is_some())
+            .is_empty()
     })
     .await
     .or_log(&app);
-    let decided: Vec<_> = fixture
-        .items()
+    let decisions = fixture
+        .store
+        .list_decisions(DecisionFilter::All)
         .await
-        .unwrap()
-        .into_iter()
-        .filter(|i| i.decision.is_some())
-        .collect();
-    assert_eq!(decided.len(), 1);
-    assert_eq!(decided[0].version, on_screen);
+        .unwrap();
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert_eq!(decisions[0].item_id, ids[20]);
+    assert_eq!(decisions[0].version, on_screen);
     app.quit().await.unwrap();
 }
 

@@ -258,7 +258,8 @@ async fn each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_m
     })
     .await
     .or_log(&app);
-    wait_selected(session, ids[2]).await.or_log(&app);
+    // a acts only on a draft whose detail is on screen: wait for it, as the owner would.
+    wait_detail(session, ids[2]).await.or_log(&app);
     assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
     session.press_keys("\u{E00C}").await.unwrap();
 

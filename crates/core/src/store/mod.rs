@@ -66,15 +66,11 @@ impl Store {
 
     /// Open (or create) the mirror at exactly `path` and bring it up to date.
     pub async fn open_file(path: &Path) -> Result<Store> {
-        let migrating = connect(path).await?;
+        let pool = connect(path).await?;
         MIGRATOR
-            .run(&migrating)
+            .run(&pool)
             .await
             .map_err(|e| migrate_error(path, e))?;
-        // Fresh connections after the migrations: sqlx sizes a `SELECT *` row from the schema
-        // a connection read before an `ALTER TABLE … ADD COLUMN` and then indexes past it.
-        migrating.close().await;
-        let pool = connect(path).await?;
         Ok(Store {
             pool,
             path: path.to_path_buf(),

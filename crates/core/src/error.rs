@@ -54,6 +54,14 @@ pub enum Error {
         /// A sentence for the owner.
         why: String,
     },
+    /// The "Start at login" entry cannot be written or removed.
+    #[error("cannot change the autostart entry {path}: {source}")]
+    Autostart {
+        /// The entry file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// A Gmail call failed.
     #[error(transparent)]
     Gmail(#[from] countersign_gmail::Error),

@@ -8,6 +8,7 @@
 //! converting their wire types at the boundary.
 
 pub mod app;
+pub mod autostart;
 pub mod decide;
 pub mod domain;
 pub mod error;

@@ -93,6 +93,16 @@ mod tests {
     }
 
     #[test]
+    fn version_prints_the_name_and_the_package_version() {
+        let shown = Args::try_parse_from(["countersign-desktop", "--version"]).unwrap_err();
+        assert_eq!(shown.kind(), clap::error::ErrorKind::DisplayVersion);
+        assert_eq!(
+            shown.to_string().trim(),
+            format!("countersign-desktop {}", env!("CARGO_PKG_VERSION"))
+        );
+    }
+
+    #[test]
     fn hidden_is_off_unless_asked_for() {
         let args = Args::try_parse_from(["countersign-desktop"]).unwrap();
         assert!(!args.hidden);

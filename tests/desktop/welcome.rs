@@ -152,12 +152,20 @@ async fn connecting_the_fake_gmail_from_the_welcome_ends_on_the_queue_with_its_d
         .click()
         .await
         .unwrap();
-    for n in 1..=2 {
-        session
-            .wait_for_text("[role=option]", &format!("Welcome draft {n}"), UI_TIMEOUT)
-            .await
-            .or_log(&app);
-    }
+    eventually(UI_TIMEOUT, "the queue shows the two drafts", || async {
+        row_count(&app).await == 2
+    })
+    .await
+    .or_log(&app);
+    let mut subjects: Vec<_> = fixture
+        .items()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.subject)
+        .collect();
+    subjects.sort();
+    assert_eq!(subjects, ["Welcome draft 1", "Welcome draft 2"]);
     assert_eq!(row_count(&app).await, 2);
     assert!(session
         .find_all("[data-testid=welcome]")

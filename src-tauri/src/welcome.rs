@@ -13,11 +13,14 @@ use crate::state::AppState;
 
 /// Debug builds only: a `client_secret.json` path that [`pick_client_secret`] returns instead
 /// of opening the file dialog (the desktop suite cannot click through a native dialog).
+#[cfg(debug_assertions)]
 pub const TEST_CLIENT_SECRET_ENV: &str = "COUNTERSIGN_TEST_CLIENT_SECRET";
 /// Debug builds only: the API base of a fake Google to connect Gmail accounts to, with
 /// [`TEST_GMAIL_TOKENINFO_ENV`]; its consent page is then accepted without a browser.
+#[cfg(debug_assertions)]
 pub const TEST_GMAIL_API_BASE_ENV: &str = "COUNTERSIGN_TEST_GMAIL_API_BASE";
 /// Debug builds only: the fake Google's tokeninfo endpoint (see [`TEST_GMAIL_API_BASE_ENV`]).
+#[cfg(debug_assertions)]
 pub const TEST_GMAIL_TOKENINFO_ENV: &str = "COUNTERSIGN_TEST_GMAIL_TOKENINFO";
 
 /// How a Gmail account is connected from the window: Google's endpoints and consent in the

@@ -14,4 +14,5 @@ fi
 echo "==> building and starting countersign-desktop --demo"
 echo "    watch the queue: ~8 s in an agent files a new Gmail draft, ~15 s in the muster plugin"
 echo "    refuses an approved reply (a notification; the tray icon gets a red dot), ~25 s in its redraft arrives"
-exec cargo run --quiet -p countersign-desktop -- --demo "$@"
+# The fakes are compiled into the app only with the `demo` feature.
+exec cargo run --quiet -p countersign-desktop --features demo -- --demo "$@"

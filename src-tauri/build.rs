@@ -27,6 +27,11 @@ const COMMANDS: &[&str] = &[
     "sync_now",
     "set_paused",
     "status",
+    "pick_client_secret",
+    "demo_available",
+    "try_demo",
+    "start_at_login",
+    "set_start_at_login",
 ];
 
 fn main() {

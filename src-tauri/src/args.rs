@@ -1,4 +1,4 @@
-//! Command-line arguments: `countersign-desktop [--data-dir DIR] [--demo]`.
+//! Command-line arguments: `countersign-desktop [--data-dir DIR] [--demo] [--hidden]`.
 
 use std::path::{Path, PathBuf};
 
@@ -16,8 +16,14 @@ pub struct Args {
     /// Run against the embedded fake Gmail and muster, seeded with demo drafts, in a fresh
     /// temporary data directory. `--data-dir` and `COUNTERSIGN_DATA_DIR` are ignored then, so
     /// a demo can never write into a real mirror.
+    /// (Only in a build with the `demo` feature, as the package is.)
     #[arg(long)]
     pub demo: bool,
+
+    /// Start hidden in the tray (how "Start at login" starts the app). Without a tray the
+    /// window is shown anyway, as there would be no way to open it.
+    #[arg(long)]
+    pub hidden: bool,
 }
 
 /// The data directory the app runs on. A demo directory is deleted when this is dropped, so it
@@ -31,6 +37,15 @@ pub enum DataDir {
 }
 
 impl DataDir {
+    /// A fresh, empty temporary directory for a demo.
+    pub fn fresh_demo() -> anyhow::Result<DataDir> {
+        let dir = tempfile::Builder::new()
+            .prefix("countersign-demo-")
+            .tempdir()
+            .context("cannot create a temporary data directory for demo mode")?;
+        Ok(DataDir::Demo(dir))
+    }
+
     /// The directory's path.
     pub fn path(&self) -> &Path {
         match self {
@@ -44,11 +59,7 @@ impl Args {
     /// Resolves the data directory: `--demo` > `--data-dir`/`COUNTERSIGN_DATA_DIR` > platform.
     pub fn data_dir(&self) -> anyhow::Result<DataDir> {
         if self.demo {
-            let dir = tempfile::Builder::new()
-                .prefix("countersign-demo-")
-                .tempdir()
-                .context("cannot create a temporary data directory for demo mode")?;
-            return Ok(DataDir::Demo(dir));
+            return DataDir::fresh_demo();
         }
         if let Some(dir) = &self.data_dir {
             return Ok(DataDir::Persistent(dir.clone()));
@@ -79,6 +90,24 @@ mod tests {
         assert_eq!(std::fs::read_dir(&path).unwrap().count(), 0);
         drop(dir);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn version_prints_the_name_and_the_package_version() {
+        let shown = Args::try_parse_from(["countersign-desktop", "--version"]).unwrap_err();
+        assert_eq!(shown.kind(), clap::error::ErrorKind::DisplayVersion);
+        assert_eq!(
+            shown.to_string().trim(),
+            format!("countersign-desktop {}", env!("CARGO_PKG_VERSION"))
+        );
+    }
+
+    #[test]
+    fn hidden_is_off_unless_asked_for() {
+        let args = Args::try_parse_from(["countersign-desktop"]).unwrap();
+        assert!(!args.hidden);
+        let args = Args::try_parse_from(["countersign-desktop", "--hidden"]).unwrap();
+        assert!(args.hidden);
     }
 
     #[test]

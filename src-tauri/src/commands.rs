@@ -9,7 +9,6 @@ use base64::Engine;
 use countersign_core::decide::{self, Shown, UndoWindow, PRESET_REJECT_REASONS};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
-use countersign_core::services::GmailConnect;
 use countersign_core::store::{Account, Decision, DecisionFilter, Settings, SyncCursor};
 use countersign_core::{ItemFilter, ItemState, ItemSummary, Source};
 use serde::{Deserialize, Serialize};
@@ -300,7 +299,7 @@ pub async fn add_gmail(
     let running = state.app()?;
     let account = running
         .services()
-        .connect_gmail(state.store()?, GmailConnect::google(json, false))
+        .connect_gmail(state.store()?, crate::welcome::gmail_connect(json))
         .await?;
     running.follow(account.clone());
     events::emit(&app, ITEMS_CHANGED, ());

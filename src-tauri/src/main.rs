@@ -11,16 +11,18 @@
 mod args;
 mod browser;
 mod commands;
+#[cfg(feature = "demo")]
 mod demo;
 mod error;
 mod events;
 mod notify;
 mod state;
 mod tray;
+mod welcome;
 
 use anyhow::Context;
 use clap::Parser;
-use tauri::{Manager, WindowEvent};
+use tauri::{Manager, RunEvent, WindowEvent};
 
 use crate::args::Args;
 use crate::state::AppState;
@@ -28,11 +30,18 @@ use crate::state::AppState;
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     init_tracing();
+    if args.demo && !cfg!(feature = "demo") {
+        anyhow::bail!(
+            "cannot start in demo mode: this build has no demo mode \
+             (build it with `--features demo`, as scripts/demo.sh does)"
+        );
+    }
 
     let data_dir = args
         .data_dir()
         .context("cannot decide where the data directory is")?;
     let demo = args.demo;
+    let hidden = args.hidden;
     tracing::info!(data_dir = %data_dir.path().display(), demo, "starting");
 
     tauri::Builder::default()
@@ -43,14 +52,21 @@ fn main() -> anyhow::Result<()> {
             // mode it also means the first queue painted already holds the demo drafts.
             let on_event = events::forwarder(app.handle().clone());
             let state = tauri::async_runtime::block_on(AppState::start(data_dir, demo, on_event));
+            #[cfg(feature = "demo")]
             if let Some(demo) = state.demo() {
                 demo.run_agent(demo::AgentTimes::default());
             }
             app.manage(state);
             // Without a tray (no status notifier on this desktop) the app still works; the
             // window then closes for real, as there would be no way back to it.
-            if let Err(error) = tray::create(app) {
+            let tray_icon = tray::create(app);
+            if let Err(error) = &tray_icon {
                 tracing::warn!(error = %error, "cannot create the tray icon");
+            }
+            // The window is created hidden (tauri.conf.json): `--hidden` (a start at login)
+            // leaves it so when there is a tray to open it from.
+            if !(hidden && tray_icon.is_ok()) {
+                tray::show_main(app.handle());
             }
             tray::refresh_later(app.handle());
             Ok(())
@@ -106,9 +122,21 @@ fn main() -> anyhow::Result<()> {
             commands::sync_now,
             commands::set_paused,
             commands::status,
+            welcome::pick_client_secret,
+            welcome::demo_available,
+            welcome::try_demo,
+            welcome::start_at_login,
+            welcome::set_start_at_login,
         ])
-        .run(tauri::generate_context!())
-        .context("cannot run the Countersign window")?;
+        .build(tauri::generate_context!())
+        .context("cannot build the Countersign window")?
+        .run(|app, event| {
+            if let RunEvent::Exit = event {
+                if let Some(state) = app.try_state::<AppState>() {
+                    state.remove_demo_dirs();
+                }
+            }
+        });
     Ok(())
 }
 

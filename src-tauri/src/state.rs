@@ -1,17 +1,31 @@
 //! What the running app holds: the data directory, the mirror (or why it could not open), the
 //! running core app (dispatcher and live syncs) and, in demo mode, the embedded fakes.
 
+use std::sync::{Mutex, RwLock};
+
 use countersign_core::app::{AppOptions, OnEvent, RunningApp};
 use countersign_core::services::Services;
 use countersign_core::Store;
+#[cfg(feature = "demo")]
 use countersign_gmail::TokenStore;
 
 use crate::args::DataDir;
+#[cfg(feature = "demo")]
 use crate::demo::Demo;
 use crate::error::{UiError, UiErrorCode};
 
-/// Managed Tauri state, shared by every command.
+/// Managed Tauri state, shared by every command: the session the app runs now. "Try the demo"
+/// (from the welcome, when there is no account) replaces it once with a demo session.
 pub struct AppState {
+    /// Sessions live as long as the app (one, or two after "Try the demo"), so commands can
+    /// borrow from the current one while another command replaces it.
+    session: RwLock<&'static Session>,
+    /// Sessions replaced by another, kept for [`AppState::remove_demo_dirs`].
+    replaced: Mutex<Vec<&'static Session>>,
+}
+
+/// One data directory with its mirror, its running core app and, in demo mode, the fakes.
+pub struct Session {
     /// The mirror, opened once at start, or the sentence saying why it could not be. A mirror
     /// that does not open (e.g. a corrupt file) is shown in the window rather than crashing the
     /// app before it has one, so the owner learns which file is wrong.
@@ -19,34 +33,103 @@ pub struct AppState {
     /// The dispatcher and live syncs over the mirror, or why they did not start.
     app: Result<RunningApp, String>,
     /// The embedded fakes of `--demo`, kept serving as long as the app runs.
+    #[cfg(feature = "demo")]
     demo: Option<Demo>,
-    /// Kept so a demo directory lives (and is deleted) with the app. Declared last: fields drop
-    /// in order, so the running app and the fakes stop before their directory goes.
-    _data_dir: DataDir,
+    /// The data directory; a demo's is deleted by [`AppState::remove_demo_dirs`].
+    data_dir: DataDir,
 }
 
 impl AppState {
+    /// Starts a [`Session`] (see [`Session::start`]) and makes it the current one.
+    pub async fn start(data_dir: DataDir, demo: bool, on_event: OnEvent) -> AppState {
+        let session = Session::start(data_dir, demo, on_event).await;
+        AppState {
+            session: RwLock::new(Box::leak(Box::new(session))),
+            replaced: Mutex::default(),
+        }
+    }
+
+    fn current(&self) -> &'static Session {
+        *self.session.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes `session` the current one. The one it replaces stops syncing and dispatching; it
+    /// stays allocated because a command that started before may still be using it.
+    #[cfg(any(feature = "demo", test))]
+    pub fn replace(&self, session: Session) {
+        let session: &'static Session = Box::leak(Box::new(session));
+        let old = std::mem::replace(
+            &mut *self.session.write().unwrap_or_else(|e| e.into_inner()),
+            session,
+        );
+        if let Ok(app) = &old.app {
+            app.stop();
+        }
+        self.replaced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(old);
+    }
+
+    /// Deletes the throw-away directories of demo sessions, when the app exits: sessions live
+    /// as long as the process, so their directories are not deleted on drop.
+    pub fn remove_demo_dirs(&self) {
+        let replaced = self.replaced.lock().unwrap_or_else(|e| e.into_inner());
+        for session in replaced.iter().copied().chain([self.current()]) {
+            if let DataDir::Demo(dir) = &session.data_dir {
+                if let Err(error) = std::fs::remove_dir_all(dir.path()) {
+                    tracing::warn!(error = %error, "cannot delete the demo directory");
+                }
+            }
+        }
+    }
+
+    /// The open mirror of the current session (see [`Session::store`]).
+    pub fn store(&self) -> Result<&Store, UiError> {
+        self.current().store()
+    }
+
+    /// The running core app of the current session (see [`Session::app`]).
+    pub fn app(&self) -> Result<&RunningApp, UiError> {
+        self.current().app()
+    }
+
+    /// The embedded fakes, in demo mode.
+    #[cfg(feature = "demo")]
+    pub fn demo(&self) -> Option<&Demo> {
+        self.current().demo()
+    }
+
+    /// Whether the app runs in demo mode.
+    pub fn is_demo(&self) -> bool {
+        self.current().is_demo()
+    }
+}
+
+impl Session {
     /// Opens the mirror in `data_dir` (creating and migrating it if needed) and starts the core
     /// app on it; `on_event` hears every [`countersign_core::app::AppEvent`]. With `demo`, the
     /// fakes are started first and both demo accounts connected in `data_dir`, and everything
     /// is synced once before this returns, so the first queue the window paints is full.
     ///
     /// Must run inside a Tokio runtime (Tauri's): the core app spawns its tasks on it.
-    pub async fn start(data_dir: DataDir, demo: bool, on_event: OnEvent) -> AppState {
+    pub async fn start(data_dir: DataDir, demo: bool, on_event: OnEvent) -> Session {
         let mirror = Store::open(data_dir.path()).await.map_err(|error| {
             tracing::error!(error = %error, "cannot open the local mirror");
             error.to_string()
         });
         let Ok(store) = &mirror else {
             let why = "the mirror is unavailable".to_string();
-            return AppState {
+            return Session {
                 mirror,
                 app: Err(why),
+                #[cfg(feature = "demo")]
                 demo: None,
-                _data_dir: data_dir,
+                data_dir,
             };
         };
         let path = data_dir.path();
+        #[cfg(feature = "demo")]
         let (services, options, demo) = if demo {
             // Demo secrets are the fakes' and must never reach the owner's keyring.
             let services = Services::with_token_store(path, TokenStore::file(path));
@@ -64,22 +147,30 @@ impl AppState {
             // Honours COUNTERSIGN_SECRET_STORE=file (the e2e suite never touches a keyring).
             (Services::new(path), AppOptions::default(), None)
         };
+        #[cfg(not(feature = "demo"))]
+        let (services, options) = {
+            // `main` refuses `--demo` in a build without the fakes.
+            debug_assert!(!demo, "demo mode needs the `demo` feature");
+            (Services::new(path), AppOptions::default())
+        };
         let app = RunningApp::start(store.clone(), services, path, options, on_event)
             .await
             .map_err(|error| {
                 tracing::error!(error = %error, "cannot start syncing and dispatching");
                 error.to_string()
             });
+        #[cfg(feature = "demo")]
         if let (Ok(app), Some(_)) = (&app, &demo) {
             if let Err(error) = app.sync_now().await {
                 tracing::warn!(error = %error, "cannot run the demo's first sync");
             }
         }
-        AppState {
+        Session {
             mirror,
             app,
+            #[cfg(feature = "demo")]
             demo,
-            _data_dir: data_dir,
+            data_dir,
         }
     }
 
@@ -99,21 +190,24 @@ impl AppState {
     }
 
     /// The embedded fakes, in demo mode.
+    #[cfg(feature = "demo")]
     pub fn demo(&self) -> Option<&Demo> {
         self.demo.as_ref()
     }
 
     /// Whether the app runs in demo mode.
     pub fn is_demo(&self) -> bool {
-        self.demo.is_some()
+        #[cfg(feature = "demo")]
+        let demo = self.demo.is_some();
+        #[cfg(not(feature = "demo"))]
+        let demo = false;
+        demo
     }
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-
-    use countersign_core::{ItemFilter, Source};
 
     use super::*;
 
@@ -150,8 +244,11 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "demo")]
     #[test]
     fn demo_mode_fills_a_fresh_mirror_with_the_drafts_of_both_fakes() {
+        use countersign_core::{ItemFilter, Source};
+
         let dir = tempfile::tempdir().unwrap();
         let state = tauri::async_runtime::block_on(AppState::start(
             DataDir::Demo(dir),
@@ -175,5 +272,35 @@ mod tests {
             "demo secrets never go to the keyring: {accounts:?}"
         );
         assert!(state.app().unwrap().is_dispatcher());
+    }
+
+    #[test]
+    fn the_throw_away_directories_of_demo_sessions_are_deleted_at_exit() {
+        let kept = tempfile::tempdir().unwrap();
+        let state = tauri::async_runtime::block_on(AppState::start(
+            DataDir::Persistent(kept.path().to_path_buf()),
+            false,
+            ignore_events(),
+        ));
+        let demo = tempfile::tempdir().unwrap();
+        let demo_path = demo.path().to_path_buf();
+        let session = tauri::async_runtime::block_on(Session::start(
+            DataDir::Demo(demo),
+            false,
+            ignore_events(),
+        ));
+        state.replace(session);
+        assert!(demo_path
+            .join(countersign_core::store::MIRROR_FILE)
+            .is_file());
+
+        state.remove_demo_dirs();
+        assert!(!demo_path.exists(), "the demo directory is gone");
+        assert!(
+            kept.path()
+                .join(countersign_core::store::MIRROR_FILE)
+                .is_file(),
+            "the owner's directory is left alone"
+        );
     }
 }

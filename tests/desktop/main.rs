@@ -19,14 +19,14 @@ mod review;
 mod safety;
 mod settings;
 mod support;
+mod welcome;
 
 use countersign_e2e::desktop::{skip_or_fail, DesktopApp, LaunchOptions};
 use support::UI_TIMEOUT;
 
 #[tokio::test]
-async fn the_app_opens_a_countersign_window_with_an_empty_queue() {
-    let Some(prerequisites) =
-        skip_or_fail("the_app_opens_a_countersign_window_with_an_empty_queue")
+async fn the_app_opens_a_countersign_window_with_the_welcome() {
+    let Some(prerequisites) = skip_or_fail("the_app_opens_a_countersign_window_with_the_welcome")
     else {
         return;
     };
@@ -38,12 +38,13 @@ async fn the_app_opens_a_countersign_window_with_an_empty_queue() {
     assert_eq!(session.title().await.unwrap(), "Countersign");
     let heading = session.find("h1").await.unwrap().text().await.unwrap();
     assert_eq!(heading, "Countersign");
+    // No account yet: the welcome stands where the queue will be.
     session
-        .wait_for_text("[role=status]", "Nothing to review", UI_TIMEOUT)
+        .wait_for_text("[data-testid=welcome] h2", "Welcome", UI_TIMEOUT)
         .await
         .unwrap_or_else(|e| panic!("{e:#}\n{}", app.log_tail()));
 
-    let shot = app.screenshot("empty-queue").await.unwrap();
+    let shot = app.screenshot("first-window").await.unwrap();
     assert!(std::fs::metadata(&shot).unwrap().len() > 1000);
     app.quit().await.unwrap();
 }
@@ -59,7 +60,7 @@ async fn the_app_creates_its_mirror_in_the_data_dir_it_was_given() {
         .await
         .expect("the app starts");
     app.session()
-        .wait_for_text("[role=status]", "Nothing to review", UI_TIMEOUT)
+        .wait_for("[data-testid=welcome]", UI_TIMEOUT)
         .await
         .unwrap_or_else(|e| panic!("{e:#}\n{}", app.log_tail()));
 

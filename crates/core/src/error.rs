@@ -68,6 +68,14 @@ pub enum Error {
         /// The draft's current version.
         current: String,
     },
+    /// The "Start at login" entry cannot be written or removed.
+    #[error("cannot change the autostart entry {path}: {source}")]
+    Autostart {
+        /// The entry file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// A Gmail call failed.
     #[error(transparent)]
     Gmail(#[from] countersign_gmail::Error),

@@ -9,6 +9,7 @@
 
 pub mod answered;
 pub mod app;
+pub mod autostart;
 pub mod decide;
 pub mod domain;
 pub mod error;

@@ -85,6 +85,16 @@ export const saveSettings = (settings: Settings) => call<Settings>("save_setting
 export const syncNow = () => call<null>("sync_now");
 export const setPaused = (paused: boolean) => call<Settings>("set_paused", { paused });
 export const getStatus = () => call<AppStatus>("status");
+/** Opens the native file dialog for the client_secret.json; `null` when the owner cancelled. */
+export const pickClientSecret = () => call<string | null>("pick_client_secret");
+/** Whether this build offers the demo. */
+export const demoAvailable = () => call<boolean>("demo_available");
+/** Switches the window to a demo session (only while there is no account). */
+export const tryDemo = () => call<null>("try_demo");
+/** Whether the app starts (hidden, in the tray) at login. */
+export const startAtLogin = () => call<boolean>("start_at_login");
+export const setStartAtLogin = (enabled: boolean) =>
+  call<boolean>("set_start_at_login", { enabled });
 
 /** The handlers for the shell's events. */
 export interface EventHandlers {

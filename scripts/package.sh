@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the Debian package: countersign-desktop (with demo mode) and the countersign CLI in
+# /usr/bin, the .desktop entry, the icons in the hicolor theme and the runtime dependencies,
+# made by Tauri's bundler (`cargo tauri build --bundles deb`; tauri-cli comes from
+# scripts/setup.sh). One release build: the CLI first, then the bundler builds the app (each
+# reuses target/release when nothing changed) and maps the CLI into the package
+# (`bundle.linux.deb.files`). The package is copied to artifacts/countersign_<version>_<arch>.deb
+# and its path printed last.
+#
+# No AppImage: Tauri's AppImage bundler downloads linuxdeploy and its plugins at build time
+# (see docs/install.md), and this build downloads nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+if [[ ${COUNTERSIGN_SKIP_SETUP:-} != 1 ]]; then
+  bash scripts/setup.sh
+fi
+if ! cargo tauri --version >/dev/null 2>&1; then
+  echo "cannot find tauri-cli (cargo tauri): run scripts/setup.sh as root, or" >&2
+  echo "  cargo install tauri-cli --version '^2' --locked" >&2
+  exit 1
+fi
+
+target_dir=${CARGO_TARGET_DIR:-$PWD/target}
+[[ $target_dir == /* ]] || target_dir=$PWD/$target_dir
+
+say "release build of the CLI (countersign)"
+cargo build --release --locked -p countersign-cli
+
+cli="$target_dir/release/countersign"
+# The CLI's place in the package; the path outside depends on the target dir, so it is given
+# here rather than in tauri.conf.json.
+config=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/countersign":"%s"}}}}}' "$cli")
+
+say "bundling the .deb (cargo tauri build --bundles deb)"
+rm -rf "$target_dir/release/bundle/deb"
+(cd src-tauri && cargo tauri build --ci --bundles deb --features demo --config "$config" -- --locked)
+
+shopt -s nullglob
+debs=("$target_dir"/release/bundle/deb/*.deb)
+if ((${#debs[@]} != 1)); then
+  echo "cannot find the one .deb the bundler made in $target_dir/release/bundle/deb" >&2
+  exit 1
+fi
+version=$(dpkg-deb --field "${debs[0]}" Version)
+arch=$(dpkg-deb --field "${debs[0]}" Architecture)
+mkdir -p artifacts
+rm -f artifacts/countersign_*.deb
+out="artifacts/countersign_${version}_${arch}.deb"
+cp "${debs[0]}" "$out"
+say "package: $out"
+dpkg-deb --info "$out" | sed -n 's/^ \(Package\|Version\|Depends\|Installed-Size\):/  \1:/p'
+echo "$out"

@@ -56,11 +56,16 @@ async fn settings_show_the_accounts_save_the_undo_window_and_pause_and_remove_an
     assert_eq!(shown.as_str(), Some(TEST_UNDO_SECS.to_string().as_str()));
     app.screenshot("settings").await.unwrap();
 
-    // Select the field's text and type over it, as a user would.
+    // Select the field's text and type over it, as a user would. The field is focused and
+    // selected in one step: WebDriver's "send keys" to an element that is not the focused one
+    // focuses it and puts the caret after its text, so a click that landed elsewhere (the
+    // accounts above it re-render as syncs report) made "3" + "25" = "325", which is refused.
     undo.click().await.unwrap();
     session
         .execute(
-            "document.querySelector('[data-testid=undo-window]').select()",
+            "const field = document.querySelector('[data-testid=undo-window]');
+             field.focus();
+             field.select();",
             vec![],
         )
         .await

@@ -85,11 +85,10 @@ fn names_after(source: &str, start: &str) -> Vec<String> {
     let list = &source[from..from + source[from..].find(']').unwrap()];
     list.split(',')
         .map(|entry| {
-            entry
-                .trim()
-                .trim_matches('"')
-                .trim_start_matches("commands::")
-                .to_string()
+            // A handler is named by its path (`commands::approve`, `welcome::try_demo`); the
+            // command is its last segment.
+            let entry = entry.trim().trim_matches('"');
+            entry.rsplit("::").next().unwrap_or(entry).to_string()
         })
         .filter(|name| !name.is_empty())
         .collect()

@@ -35,7 +35,7 @@ async fn approve_and_refuse(env: &Env, account: &Account, draft: &str, reason: &
     let item = item_for(env, draft).await;
     decide::approve(
         &env.store,
-        &shown(&env, item.id).await,
+        &shown(env, item.id).await,
         UndoWindow::None,
         ACTOR,
     )

@@ -153,28 +153,67 @@ pub async fn focused(session: &Session) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// A `dbus-monitor` on the session bus recording every `Notify` call (what the notification
-/// daemon is asked to show), read on a thread.
+/// A private D-Bus session bus with its own notification daemon (dunst) and a `dbus-monitor`
+/// recording every `Notify` call on it. The app under test is started on this bus
+/// ([`NotificationWatch::env`]), so the notification a test clicks is its app's: on the suite's
+/// shared bus, `dunstctl action 0` clicked whichever notification dunst listed first — another
+/// test's app notifying at the same moment (a demo start notifies its seeded refusal).
 pub struct NotificationWatch {
-    child: Child,
+    monitor: Child,
+    dunst: Child,
+    bus: Child,
+    address: String,
     seen: Arc<Mutex<String>>,
 }
 
 impl NotificationWatch {
-    /// Starts watching; `None` without a session bus (the desktop suite runs under
-    /// `dbus-run-session`, scripts/test.sh does).
+    /// Starts the bus, dunst on it and the monitor; `None` without `dbus-daemon`, `dunst` or a
+    /// display (scripts/test.sh runs the suite under Xvfb with both installed).
     pub fn start() -> Option<NotificationWatch> {
-        std::env::var_os("DBUS_SESSION_BUS_ADDRESS")?;
-        let mut child = Command::new("dbus-monitor")
+        std::env::var_os("DISPLAY")?;
+        let mut bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut address = String::new();
+        BufReader::new(bus.stdout.take()?)
+            .read_line(&mut address)
+            .ok()?;
+        let address = address.trim().to_owned();
+        let dunst = Command::new("dunst")
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        // dunst owns org.freedesktop.Notifications once dunstctl gets an answer from it.
+        let deadline = Instant::now() + UI_TIMEOUT;
+        while !Command::new("dunstctl")
+            .arg("is-paused")
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut monitor = Command::new("dbus-monitor")
             .args([
-                "--session",
+                "--address",
+                &address,
                 "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .ok()?;
-        let stdout = child.stdout.take()?;
+        let stdout = monitor.stdout.take()?;
         let seen = Arc::new(Mutex::new(String::new()));
         let sink = seen.clone();
         std::thread::spawn(move || {
@@ -184,7 +223,27 @@ impl NotificationWatch {
                 text.push('\n');
             }
         });
-        Some(NotificationWatch { child, seen })
+        Some(NotificationWatch {
+            monitor,
+            dunst,
+            bus,
+            address,
+            seen,
+        })
+    }
+
+    /// The environment that puts the app on this bus.
+    pub fn env(&self) -> Vec<(String, String)> {
+        vec![("DBUS_SESSION_BUS_ADDRESS".into(), self.address.clone())]
+    }
+
+    /// Clicks the notification shown (dunst's default action), as the owner would.
+    pub fn click(&self) -> bool {
+        Command::new("dunstctl")
+            .args(["action", "0"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .status()
+            .is_ok_and(|s| s.success())
     }
 
     /// Waits until a notification containing `text` was asked for.
@@ -207,7 +266,9 @@ impl NotificationWatch {
 
 impl Drop for NotificationWatch {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for child in [&mut self.monitor, &mut self.dunst, &mut self.bus] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }

@@ -10,6 +10,7 @@ const COMMANDS: &[&str] = &[
     "list_items",
     "get_review",
     "set_viewing",
+    "set_idle",
     "approve",
     "reject",
     "undo",

@@ -128,6 +128,14 @@ async fn slow_detail_for_tests() {
     }
 }
 
+/// The owner went idle (no key or pointer input for a while) or came back: Gmail is checked
+/// as for a hidden window while idle.
+#[tauri::command]
+pub fn set_idle(state: State<'_, AppState>, idle: bool) -> Result<(), UiError> {
+    state.app()?.set_owner_idle(idle);
+    Ok(())
+}
+
 /// The item the owner looks at (none: `null`); its refusals are not notified.
 #[tauri::command]
 pub fn set_viewing(

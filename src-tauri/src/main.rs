@@ -105,6 +105,7 @@ fn main() -> anyhow::Result<()> {
             commands::list_items,
             commands::get_review,
             commands::set_viewing,
+            commands::set_idle,
             commands::approve,
             commands::reject,
             commands::undo,

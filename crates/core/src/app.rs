@@ -88,7 +88,12 @@ pub struct RunningApp {
     viewing: Arc<Mutex<Option<i64>>>,
     stop: watch::Sender<bool>,
     dispatching: bool,
+    /// Whether the owner can be looking: the window is visible and the owner not idle.
     window_visible: watch::Sender<bool>,
+    /// The window is shown and not minimized (the shell says).
+    shown: std::sync::atomic::AtomicBool,
+    /// No key or pointer input in the window for a while (the UI says).
+    idle: std::sync::atomic::AtomicBool,
     poll_gmail_now: Arc<tokio::sync::Notify>,
     followed_gmail: Mutex<HashSet<String>>,
 }
@@ -124,6 +129,8 @@ impl RunningApp {
             dispatching: false,
             // Until the shell says otherwise (a headless app has no window to hide).
             window_visible: watch::channel(true).0,
+            shown: std::sync::atomic::AtomicBool::new(true),
+            idle: std::sync::atomic::AtomicBool::new(false),
             poll_gmail_now: Arc::default(),
             followed_gmail: Mutex::default(),
         };
@@ -204,9 +211,25 @@ impl RunningApp {
     /// `gmail_cadence.visible`, otherwise every `gmail_cadence.hidden`. Becoming visible checks at
     /// once when the last check is older than the visible cadence.
     pub fn set_window_visible(&self, visible: bool) {
+        self.shown
+            .store(visible, std::sync::atomic::Ordering::SeqCst);
+        self.update_cadence();
+    }
+
+    /// Whether the owner is idle (no key or pointer input in the window for a while): an idle
+    /// owner is treated like a hidden window (Gmail checked every `gmail_cadence.hidden`);
+    /// coming back checks at once when the last check is older than the visible cadence.
+    pub fn set_owner_idle(&self, idle: bool) {
+        self.idle.store(idle, std::sync::atomic::Ordering::SeqCst);
+        self.update_cadence();
+    }
+
+    fn update_cadence(&self) {
+        let looking = self.shown.load(std::sync::atomic::Ordering::SeqCst)
+            && !self.idle.load(std::sync::atomic::Ordering::SeqCst);
         self.window_visible.send_if_modified(|current| {
-            let changed = *current != visible;
-            *current = visible;
+            let changed = *current != looking;
+            *current = looking;
             changed
         });
     }

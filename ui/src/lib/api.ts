@@ -59,6 +59,8 @@ export const getReview = (id: number, loadRemote: boolean, since: string | null 
   call<ReviewDetail>("get_review", { id, loadRemote, since });
 /** Tells the shell which item is on screen (no notification for it). */
 export const setViewing = (id: number | null) => call<null>("set_viewing", { id });
+/** Tells the shell the owner went idle (or came back): Gmail is checked less often meanwhile. */
+export const setIdle = (idle: boolean) => call<null>("set_idle", { idle });
 /** Approves the version on screen; refused with `changed_since_shown` if it is not current. */
 export const approve = (shown: Shown) => call<Decision>("approve", { ...shown });
 /** Rejects the version on screen, with a reason. */

@@ -302,3 +302,63 @@ async fn a_web_application_client_is_refused_before_any_browser_opens() {
     assert_eq!(env.gmail.request_count("oauth.authorize"), 0);
     assert!(env.store.list_accounts().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn an_idle_owner_is_checked_for_as_rarely_as_a_hidden_window_and_coming_back_checks() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let options = AppOptions {
+        // An hour while hidden or idle: only the visible cadence can bring the draft in.
+        gmail_cadence: GmailCadence {
+            visible: Duration::from_millis(20),
+            hidden: Duration::from_secs(3600),
+        },
+        dispatch: quick_dispatch(),
+        ..AppOptions::default()
+    };
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        options,
+        Arc::new(|_| {}),
+    )
+    .await
+    .unwrap();
+    eventually(Duration::from_secs(10), "the first listing", || async {
+        env.store
+            .sync_cursor(&account.id)
+            .await
+            .unwrap()
+            .last_listed_at
+            .is_some()
+    })
+    .await;
+    // The window stays visible, but the owner is idle.
+    app.set_owner_idle(true);
+    // A check in flight when the owner went idle may still land; wait it out, then count.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    env.gmail.clear_requests();
+    let draft = env.gmail.file_draft(&reply(1, "new"), None);
+    // Twenty-five visible periods: a visible cadence would have checked many times.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        env.gmail.request_count("history.list") + env.gmail.request_count("drafts.list"),
+        0,
+        "Gmail was checked while the owner was idle"
+    );
+    app.set_owner_idle(false);
+    eventually(
+        Duration::from_secs(10),
+        "the draft in the mirror",
+        || async {
+            env.store
+                .find_item(&account.id, &draft.id)
+                .await
+                .unwrap()
+                .is_some()
+        },
+    )
+    .await;
+    app.stop();
+}

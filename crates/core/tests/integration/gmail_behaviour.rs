@@ -218,35 +218,10 @@ async fn invalid_grant_marks_reconnect_needed_and_the_queued_approval_is_sent_on
 async fn showing_the_window_switches_gmail_checks_to_the_visible_cadence() {
     let env = Env::new().await;
     let account = env.connect_gmail().await;
-    let options = AppOptions {
-        // An hour while hidden: only the visible cadence can bring the draft in.
-        gmail_cadence: GmailCadence {
-            visible: Duration::from_millis(20),
-            hidden: Duration::from_secs(3600),
-        },
-        dispatch: quick_dispatch(),
-        ..AppOptions::default()
-    };
-    let app = RunningApp::start(
-        env.store.clone(),
-        env.services.clone(),
-        env.dir.path(),
-        options,
-        Arc::new(|_| {}),
-    )
-    .await
-    .unwrap();
+    let app = app_checking_gmail_every_20_ms_when_looked_at(&env).await;
     app.set_window_visible(false);
     // The reconciliation at start.
-    eventually(Duration::from_secs(10), "the first listing", || async {
-        env.store
-            .sync_cursor(&account.id)
-            .await
-            .unwrap()
-            .last_listed_at
-            .is_some()
-    })
-    .await;
+    first_listing(&env, &account).await;
     let draft = env.gmail.file_draft(&reply(1, "new"), None);
     app.set_window_visible(true);
     eventually(
@@ -307,33 +282,8 @@ async fn a_web_application_client_is_refused_before_any_browser_opens() {
 async fn an_idle_owner_is_checked_for_as_rarely_as_a_hidden_window_and_coming_back_checks() {
     let env = Env::new().await;
     let account = env.connect_gmail().await;
-    let options = AppOptions {
-        // An hour while hidden or idle: only the visible cadence can bring the draft in.
-        gmail_cadence: GmailCadence {
-            visible: Duration::from_millis(20),
-            hidden: Duration::from_secs(3600),
-        },
-        dispatch: quick_dispatch(),
-        ..AppOptions::default()
-    };
-    let app = RunningApp::start(
-        env.store.clone(),
-        env.services.clone(),
-        env.dir.path(),
-        options,
-        Arc::new(|_| {}),
-    )
-    .await
-    .unwrap();
-    eventually(Duration::from_secs(10), "the first listing", || async {
-        env.store
-            .sync_cursor(&account.id)
-            .await
-            .unwrap()
-            .last_listed_at
-            .is_some()
-    })
-    .await;
+    let app = app_checking_gmail_every_20_ms_when_looked_at(&env).await;
+    first_listing(&env, &account).await;
     // The window stays visible, but the owner is idle.
     app.set_owner_idle(true);
     // A check in flight when the owner went idle may still land; wait it out, then count.
@@ -361,4 +311,39 @@ async fn an_idle_owner_is_checked_for_as_rarely_as_a_hidden_window_and_coming_ba
     )
     .await;
     app.stop();
+}
+
+/// A running app checking Gmail every 20 ms while looked at and hourly otherwise: only the
+/// visible cadence can bring a new draft in during a test.
+async fn app_checking_gmail_every_20_ms_when_looked_at(env: &Env) -> RunningApp {
+    let options = AppOptions {
+        gmail_cadence: GmailCadence {
+            visible: Duration::from_millis(20),
+            hidden: Duration::from_secs(3600),
+        },
+        dispatch: quick_dispatch(),
+        ..AppOptions::default()
+    };
+    RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        options,
+        Arc::new(|_| {}),
+    )
+    .await
+    .unwrap()
+}
+
+/// Waits for the reconciliation at start.
+async fn first_listing(env: &Env, account: &countersign_core::store::Account) {
+    eventually(Duration::from_secs(10), "the first listing", || async {
+        env.store
+            .sync_cursor(&account.id)
+            .await
+            .unwrap()
+            .last_listed_at
+            .is_some()
+    })
+    .await;
 }

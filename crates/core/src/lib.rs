@@ -12,6 +12,7 @@ pub mod app;
 pub mod autostart;
 pub mod decide;
 pub mod domain;
+pub mod edit;
 pub mod error;
 pub mod live;
 pub mod outbox;

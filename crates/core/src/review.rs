@@ -43,6 +43,8 @@ pub enum DiffBase {
     RefusedDraft,
     /// The version the owner was reading when this one arrived.
     ShownVersion,
+    /// The version the owner edited into this one (in the app, before approving).
+    BeforeOwnerEdit,
 }
 
 /// A diff with what it compares against.
@@ -91,6 +93,10 @@ pub struct ReviewDetail {
     pub answered: Option<crate::answered::AnsweredMessage>,
     /// Gmail: the draft in Gmail's web app.
     pub gmail_link: Option<String>,
+    /// What "Edit" opens with, or why this draft cannot be edited here.
+    pub edit: crate::edit::EditForm,
+    /// The current version is the owner's own edit.
+    pub edited_by_owner: bool,
 }
 
 /// Assemble the review of `item_id`. `load_remote` is the owner's "load remote content for this
@@ -130,9 +136,18 @@ pub async fn review_detail_since(
         is_reply: item.answers_json.is_some(),
     };
     let view = render_version(current, &options);
+    let audit = store.audit_for_item(item_id).await?;
+    let edited_by_owner = audit.iter().any(|entry| {
+        entry.outcome.as_deref() == Some(crate::edit::EDITED_BY_OWNER)
+            && entry.version.as_deref() == Some(current.version.as_str())
+    });
     let diff = match previous_version(&versions, current) {
         Some(previous) => Some(ReviewDiff {
-            base: DiffBase::PreviousVersion,
+            base: if edited_by_owner {
+                DiffBase::BeforeOwnerEdit
+            } else {
+                DiffBase::PreviousVersion
+            },
             base_version: previous.version.clone(),
             diff: diff_versions(&render_version(previous, &options), &view),
         }),
@@ -179,7 +194,9 @@ pub async fn review_detail_since(
             .collect(),
         decisions: store.decisions_for_item(item_id).await?,
         refusals: store.refusals_for_item(item_id).await?,
-        audit: store.audit_for_item(item_id).await?,
+        audit,
+        edit: crate::edit::edit_form(item.summary.source, item.summary.state, &current.content),
+        edited_by_owner,
         remote_allowed: allow_remote,
         routes,
         redraft_bound: bound,

@@ -1,4 +1,4 @@
-//! `users.drafts`: list, get, send, delete.
+//! `users.drafts`: list, get, update, send, delete.
 //!
 //! Reference: <https://developers.google.com/gmail/api/reference/rest/v1/users.drafts>.
 //! `drafts.send` takes the draft as JSON (`raw` base64url inside) or, for a large message,
@@ -7,6 +7,8 @@
 //! <https://developers.google.com/gmail/api/guides/uploads>).
 //! A draft's `id` is stable; its `message.id` changes on every update, so it is the draft's
 //! version. A sent or deleted draft answers 404 (sometimes 400) afterwards.
+//! `drafts.update` (`PUT /drafts/{id}`, 15 units) replaces the draft's whole message; like
+//! send, a large message goes through `PUT /upload/gmail/v1/users/me/drafts/{id}?uploadType=multipart`.
 
 use crate::client::{segment, Body, Call, GmailClient};
 use crate::error::{Error, Result};
@@ -126,6 +128,30 @@ impl GmailClient {
         draft_ref(draft)
     }
 
+    /// Replace a draft's message with exactly `raw` (`drafts.update`, 15 units): the draft
+    /// keeps its id and gets a new message id, its new version, which is returned.
+    ///
+    /// Never retried here: Gmail has no precondition on the version replaced, so the caller
+    /// checks the version first and reads the draft back afterwards.
+    pub async fn update_draft(
+        &self,
+        draft_id: &str,
+        raw: &[u8],
+        thread_id: Option<&str>,
+    ) -> Result<DraftRef> {
+        let path = format!("/drafts/{}", segment(draft_id));
+        let body = self.message_body(draft_id, raw, thread_id)?;
+        let call = Call {
+            method: Method::DraftsUpdate,
+            http: reqwest::Method::PUT,
+            path,
+            query: Vec::new(),
+            body: Some(body),
+        };
+        let draft: wire::Draft = self.execute(&call).await?;
+        draft_ref(draft)
+    }
+
     /// Send a draft with exactly `raw` as its content (`drafts.send`, 100 units).
     ///
     /// Passing the reviewed bytes makes Gmail send those and nothing newer. A message whose
@@ -138,35 +164,7 @@ impl GmailClient {
         raw: &[u8],
         thread_id: Option<&str>,
     ) -> Result<SentMessage> {
-        if raw.len() > MAX_SEND_BYTES {
-            return Err(Error::TooLarge {
-                size: raw.len(),
-                limit: MAX_SEND_BYTES,
-            });
-        }
-        let json = encode_json(&wire::SendDraftRequest {
-            id: draft_id,
-            message: wire::OutgoingMessage {
-                raw: Some(wire::encode_raw(raw)),
-                thread_id,
-            },
-        })?;
-        let body = if json.len() <= self.json_body_limit() {
-            Body::Json(
-                serde_json::from_slice(&json).map_err(|e| Error::BadResponse {
-                    detail: format!("cannot encode the draft: {e}"),
-                })?,
-            )
-        } else {
-            let metadata = encode_json(&wire::SendDraftRequest {
-                id: draft_id,
-                message: wire::OutgoingMessage {
-                    raw: None,
-                    thread_id,
-                },
-            })?;
-            related_body(&metadata, raw)
-        };
+        let body = self.message_body(draft_id, raw, thread_id)?;
         let call = Call {
             method: Method::DraftsSend,
             http: reqwest::Method::POST,
@@ -192,6 +190,41 @@ impl GmailClient {
             body: None,
         };
         self.execute_raw(&call).await.map(|_| ())
+    }
+}
+
+impl GmailClient {
+    /// The Draft resource carrying `raw`: JSON when it fits the JSON limit, else the upload
+    /// endpoint's `multipart/related` body with the same bytes.
+    fn message_body(&self, draft_id: &str, raw: &[u8], thread_id: Option<&str>) -> Result<Body> {
+        if raw.len() > MAX_SEND_BYTES {
+            return Err(Error::TooLarge {
+                size: raw.len(),
+                limit: MAX_SEND_BYTES,
+            });
+        }
+        let json = encode_json(&wire::SendDraftRequest {
+            id: draft_id,
+            message: wire::OutgoingMessage {
+                raw: Some(wire::encode_raw(raw)),
+                thread_id,
+            },
+        })?;
+        if json.len() <= self.json_body_limit() {
+            return Ok(Body::Json(serde_json::from_slice(&json).map_err(|e| {
+                Error::BadResponse {
+                    detail: format!("cannot encode the draft: {e}"),
+                }
+            })?));
+        }
+        let metadata = encode_json(&wire::SendDraftRequest {
+            id: draft_id,
+            message: wire::OutgoingMessage {
+                raw: None,
+                thread_id,
+            },
+        })?;
+        Ok(related_body(&metadata, raw))
     }
 }
 

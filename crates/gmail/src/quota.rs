@@ -30,6 +30,8 @@ pub enum Method {
     DraftsSend,
     /// `users.drafts.delete`
     DraftsDelete,
+    /// `users.drafts.update`
+    DraftsUpdate,
     /// `users.messages.list`
     MessagesList,
     /// `users.messages.get`
@@ -49,6 +51,7 @@ impl Method {
             Method::DraftsList | Method::DraftsGet => 5,
             Method::DraftsSend => 100,
             Method::DraftsDelete => 10,
+            Method::DraftsUpdate => 15,
             Method::MessagesList | Method::MessagesGet => 5,
             Method::HistoryList => 2,
             Method::GetProfile => 1,
@@ -63,6 +66,7 @@ impl Method {
             Method::DraftsGet => "drafts.get",
             Method::DraftsSend => "drafts.send",
             Method::DraftsDelete => "drafts.delete",
+            Method::DraftsUpdate => "drafts.update",
             Method::MessagesList => "messages.list",
             Method::MessagesGet => "messages.get",
             Method::HistoryList => "history.list",
@@ -73,7 +77,10 @@ impl Method {
 
     /// Whether the call only reads (and so may be retried inside the client).
     pub fn is_read(self) -> bool {
-        !matches!(self, Method::DraftsSend | Method::DraftsDelete)
+        !matches!(
+            self,
+            Method::DraftsSend | Method::DraftsDelete | Method::DraftsUpdate
+        )
     }
 }
 

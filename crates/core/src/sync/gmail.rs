@@ -292,6 +292,15 @@ async fn vanished_reason(store: &Store, client: &GmailClient, item_id: i64) -> R
     Ok("deleted elsewhere (it is no longer in Gmail's Drafts)".into())
 }
 
+/// The mirror's record of a Gmail draft as fetched, answering `answers_json`.
+pub(crate) fn observed_draft(
+    account: &Account,
+    raw: &RawDraft,
+    answers_json: Option<String>,
+) -> ObservedDraft {
+    observe(account, raw, answers_json).0
+}
+
 fn observe(
     account: &Account,
     raw: &RawDraft,

@@ -3,6 +3,7 @@
 
 mod autostart;
 mod binding;
+mod edit;
 mod gmail_behaviour;
 mod muster_truth;
 mod outbox;

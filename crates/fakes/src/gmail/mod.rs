@@ -302,6 +302,13 @@ impl FakeGmail {
         self.shared.delete_draft(id)
     }
 
+    /// The message a draft holds now, byte for byte; `None` for an unknown draft.
+    pub fn draft_raw(&self, id: &str) -> Option<Vec<u8>> {
+        let state = self.shared.lock();
+        let draft = state.drafts.get(id)?;
+        state.messages.get(&draft.message_id).map(|m| m.raw.clone())
+    }
+
     /// Ids of the drafts now in the mailbox, newest first, with their message ids.
     pub fn drafts(&self) -> Vec<FiledDraft> {
         self.shared

@@ -14,7 +14,7 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -102,6 +102,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route(
             "/upload/gmail/v1/users/{user}/drafts/send",
             post(drafts_send_upload),
+        )
+        .route(
+            "/upload/gmail/v1/users/{user}/drafts/{id}",
+            put(drafts_update_upload),
         )
         .route(
             "/gmail/v1/users/{user}/drafts/{id}",
@@ -404,6 +408,9 @@ async fn drafts_update(
     body: Bytes,
 ) -> Response {
     run(&sh, &scopes::DRAFTS_UPDATE, &req, &user, |s| {
+        if body.len() > s.json_body_limit {
+            return Err(ApiError::payload_too_large(s.json_body_limit));
+        }
         let body: DraftBody = parse_body(&body)?;
         let raw = required_raw(&body.message)?;
         let thread = body.message.and_then(|m| m.thread_id);
@@ -462,24 +469,53 @@ async fn drafts_send_upload(
     body: Bytes,
 ) -> Response {
     run(&sh, &scopes::DRAFTS_SEND, &req, &user, |s| {
-        if req.param("uploadType") != Some("multipart") {
-            return Err(ApiError::invalid(
-                "Upload type must be multipart for this fake's drafts.send",
-            ));
-        }
-        let content_type = headers
-            .get(axum::http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
-        let (metadata, media) = mime::related_parts(content_type, &body)
-            .ok_or_else(|| ApiError::invalid("Invalid multipart request"))?;
-        if media.len() > super::MAX_UPLOAD_BYTES {
-            return Err(ApiError::payload_too_large(super::MAX_UPLOAD_BYTES));
-        }
-        let draft: DraftBody = parse_body(&metadata)?;
+        let (draft, media) = upload_parts(&req, &headers, &body)?;
         send(s, draft, Some(media))
     })
     .await
+}
+
+/// `PUT /upload/gmail/v1/users/{userId}/drafts/{id}?uploadType=multipart`: drafts.update with
+/// the message as media, like [`drafts_send_upload`].
+async fn drafts_update_upload(
+    State(sh): State<Arc<Shared>>,
+    Path((user, id)): Path<(String, String)>,
+    req: Req,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    run(&sh, &scopes::DRAFTS_UPDATE, &req, &user, |s| {
+        let (draft, media) = upload_parts(&req, &headers, &body)?;
+        let thread = draft.message.and_then(|m| m.thread_id);
+        let m = s.update_draft(&id, media, thread)?;
+        Ok(Answer::Json(
+            json!({"id": id, "message": message_labels(&m)}),
+        ))
+    })
+    .await
+}
+
+/// The Draft resource and the message of a `multipart/related` upload.
+fn upload_parts(
+    req: &Req,
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> Result<(DraftBody, Vec<u8>), ApiError> {
+    if req.param("uploadType") != Some("multipart") {
+        return Err(ApiError::invalid(
+            "Upload type must be multipart for this fake's drafts uploads",
+        ));
+    }
+    let content_type = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let (metadata, media) = mime::related_parts(content_type, body)
+        .ok_or_else(|| ApiError::invalid("Invalid multipart request"))?;
+    if media.len() > super::MAX_UPLOAD_BYTES {
+        return Err(ApiError::payload_too_large(super::MAX_UPLOAD_BYTES));
+    }
+    Ok((parse_body(&metadata)?, media))
 }
 
 fn send(s: &mut Mailbox, body: DraftBody, raw: Option<Vec<u8>>) -> Result<Answer, ApiError> {

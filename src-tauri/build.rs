@@ -13,6 +13,7 @@ const COMMANDS: &[&str] = &[
     "set_idle",
     "approve",
     "reject",
+    "save_edit",
     "undo",
     "reject_reasons",
     "raw_source",

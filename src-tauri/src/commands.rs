@@ -171,6 +171,35 @@ pub async fn approve(
     Ok(decision)
 }
 
+/// Save the owner's edit of the version shown (Gmail): the draft's new version, which the
+/// owner reviews and approves like any other. Another current version is refused
+/// (`changed_since_shown`).
+#[tauri::command]
+pub async fn save_edit(
+    state: State<'_, AppState>,
+    id: i64,
+    version: String,
+    digest: String,
+    subject: String,
+    text: String,
+) -> Result<Shown, UiError> {
+    let shown = Shown {
+        id,
+        version,
+        digest,
+    };
+    let running = state.app()?;
+    Ok(countersign_core::edit::save_edit(
+        running.store(),
+        running.services(),
+        &shown,
+        &subject,
+        &text,
+        ACTOR,
+    )
+    .await?)
+}
+
 /// Reject the version shown, with a reason.
 #[tauri::command]
 pub async fn reject(

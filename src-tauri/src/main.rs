@@ -108,6 +108,7 @@ fn main() -> anyhow::Result<()> {
             commands::set_idle,
             commands::approve,
             commands::reject,
+            commands::save_edit,
             commands::undo,
             commands::reject_reasons,
             commands::raw_source,

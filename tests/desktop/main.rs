@@ -12,6 +12,7 @@
 mod attachments;
 mod binding;
 mod context;
+mod edit;
 mod muster;
 mod offline;
 mod queue;

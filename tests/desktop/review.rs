@@ -244,6 +244,25 @@ async fn each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_m
         .is_empty());
     assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
 
+    // e opens the editor on this draft's subject (and Escape leaves it unchanged).
+    session.press_keys("e").await.unwrap();
+    let subject = session
+        .wait_for("[data-testid=edit-subject]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    assert!(subject
+        .attribute("value")
+        .await
+        .unwrap()
+        .unwrap_or_default()
+        .starts_with("Draft number"));
+    session.press_keys("\u{E00C}").await.unwrap();
+    assert!(session
+        .find_all("[data-testid=edit-dialog]")
+        .await
+        .unwrap()
+        .is_empty());
+
     // / focuses the filter; typing there filters instead of triggering shortcuts.
     session.press_keys("/").await.unwrap();
     assert_eq!(focused(session).await, "filter");

@@ -48,6 +48,8 @@ pub struct ItemDetail {
     pub answered: Option<AnsweredMessage>,
     /// Gmail: the draft in Gmail's web app.
     pub gmail_link: Option<String>,
+    /// The current version is the owner's edit (made in the app).
+    pub edited_by_owner: bool,
 }
 
 impl ItemDetail {
@@ -68,6 +70,8 @@ impl ItemDetail {
             remote_allowed,
             answered,
             gmail_link,
+            edit: _,
+            edited_by_owner,
         } = review_detail(store, id, false).await?;
         let account = store.get_account(&item.summary.account_id).await?;
         let send_refusal = match account.kind {
@@ -98,6 +102,7 @@ impl ItemDetail {
             send_refusal,
             answered,
             gmail_link,
+            edited_by_owner,
         })
     }
 }

@@ -67,6 +67,10 @@ export const approve = (shown: Shown) => call<Decision>("approve", { ...shown })
 export const reject = (shown: Shown, reason: string) =>
   call<Decision>("reject", { ...shown, reason });
 export const undo = (id: number) => call<Decision>("undo", { id });
+/** Saves the owner's edit of the version shown; the draft's new version, to be reviewed. */
+export const saveEdit = (shown: Shown, subject: string, text: string) =>
+  call<Shown>("save_edit", { ...shown, subject, text });
+
 export const rejectReasons = () => call<string[]>("reject_reasons");
 export const rawSource = (id: number) => call<string>("raw_source", { id });
 /** Opens the Gmail draft in the system browser. */

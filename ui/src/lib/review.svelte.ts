@@ -193,6 +193,42 @@ export class Review {
     return this.#act(() => api.reject(shown, reason));
   }
 
+  /** What an edit of `item` starts from (the version it binds to and the form), or null with
+   * the reason shown: a muster draft, an HTML-only body, a decided draft, one not shown yet. */
+  beginEdit(
+    item: ItemSummary | null,
+  ): { shown: Shown; subject: string; text: string; replacesHtml: boolean } | null {
+    const form = this.detail?.edit;
+    if (!item || !form) {
+      void this.#refuse(item ? "Still loading this draft." : "No draft is selected.");
+      return null;
+    }
+    if (form.kind === "refused") {
+      void this.#refuse(`Cannot edit this draft: ${form.why}.`);
+      return null;
+    }
+    const target = this.#target(item);
+    if (typeof target === "string") {
+      void this.#refuse(target);
+      return null;
+    }
+    this.actionError = null;
+    return { shown: target, subject: form.subject, text: form.text, replacesHtml: form.replacesHtml };
+  }
+
+  /** Saves the owner's edit of `shown`; the edited version is then shown to be reviewed and
+   * approved like any other (its own edit is not a change "while reading"). */
+  async saveEdit(shown: Shown, subject: string, text: string): Promise<boolean> {
+    const saved = await this.#act(() => api.saveEdit(shown, subject, text));
+    if (saved) {
+      this.shown = null;
+      this.changedWhileReading = null;
+      this.#reading = null;
+      await this.reload();
+    }
+    return saved;
+  }
+
   /** Takes back the queued decision on `item`. */
   undo(item: ItemSummary | null): Promise<boolean> {
     if (!item || item.state !== "queued") {

@@ -228,7 +228,7 @@ export interface Shown {
 
 /** A diff with what it compares against (core's `ReviewDiff`). */
 export interface ReviewDiff {
-  base: "previous_version" | "refused_draft" | "shown_version";
+  base: "previous_version" | "refused_draft" | "shown_version" | "before_owner_edit";
   baseVersion: string;
   diff: VersionDiff;
 }
@@ -253,7 +253,16 @@ export interface ReviewDetail {
   answered: AnsweredMessage | null;
   /** Gmail: the draft in Gmail's web app. */
   gmailLink: string | null;
+  /** What "Edit" opens with, or why this draft cannot be edited here (core's `EditForm`). */
+  edit: EditForm;
+  /** The current version is the owner's own edit. */
+  editedByOwner: boolean;
 }
+
+/** The editor's starting point, or why there is none (core's `EditForm`). */
+export type EditForm =
+  | { kind: "text"; subject: string; text: string; replacesHtml: boolean }
+  | { kind: "refused"; why: string };
 
 /** One message of a Gmail thread, as listed under the draft. */
 export interface ThreadMessage {

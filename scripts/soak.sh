@@ -23,6 +23,9 @@ if ! command -v stress-ng >/dev/null; then
 fi
 
 # Build first, unloaded: the soak is about the tests, not about how long a build takes.
+# The app the suite starts is target/debug/countersign-desktop, with the fakes of its `demo`
+# feature, as scripts/test.sh builds it.
+cargo build -p countersign-desktop --features demo --locked || exit 1
 cargo test -p countersign-e2e --test desktop --locked --no-run || exit 1
 
 mkdir -p artifacts/soak

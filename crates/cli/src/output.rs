@@ -153,9 +153,7 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
             countersign_core::review::DiffBase::PreviousVersion => "the previous version",
             countersign_core::review::DiffBase::RefusedDraft => "the refused draft",
             countersign_core::review::DiffBase::ShownVersion => "the version you were reading",
-            countersign_core::review::DiffBase::BeforeOwnerEdit => {
-                "the version before your edit"
-            }
+            countersign_core::review::DiffBase::BeforeOwnerEdit => "the version before your edit",
         };
         println!(
             "Changed against {base} ({}): see `countersign show {} --json` for the diff",

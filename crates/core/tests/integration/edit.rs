@@ -7,7 +7,7 @@ use countersign_core::review::{review_detail, DiffBase};
 use countersign_core::{Error, ItemState};
 use sha2::{Digest, Sha256};
 
-use crate::support::{item_for, resync, shown, sync, Env};
+use crate::support::{item_for, muster_reply, shown, sync, Env};
 
 const ACTOR: &str = "owner via test";
 
@@ -235,23 +235,7 @@ async fn html_only_and_muster_drafts_are_not_editable_and_say_what_to_do_instead
     assert!(matches!(error, Error::Refused { .. }), "{error}");
     assert_eq!(env.gmail.request_count("drafts.update"), 0);
 
-    let muster = env.connect_muster().await;
-    env.muster.create_plugin("gmail-relay", false).unwrap();
-    let relayed = env
-        .muster
-        .relay_message(
-            "gmail-relay",
-            "inbox-chat",
-            "Ana <ana@example.com>",
-            "Invoice",
-            "Hi",
-        )
-        .unwrap();
-    let filed = env
-        .muster
-        .file_draft(&relayed.route_id, "Here is the invoice.")
-        .unwrap();
-    resync(&env, &muster).await;
+    let (_, filed) = muster_reply(&env, false).await;
     let item = item_for(&env, &filed).await;
     let detail = review_detail(&env.store, item.id, false).await.unwrap();
     match &detail.edit {

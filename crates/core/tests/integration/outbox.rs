@@ -495,23 +495,7 @@ mod muster {
 
     async fn muster_env(checks: bool) -> (Env, Account, String) {
         let env = Env::new().await;
-        let account = env.connect_muster().await;
-        env.muster.create_plugin("gmail-relay", checks).unwrap();
-        let relayed = env
-            .muster
-            .relay_message(
-                "gmail-relay",
-                "inbox-chat",
-                "Ana <ana@example.com>",
-                "Invoice",
-                "Hi",
-            )
-            .unwrap();
-        let draft = env
-            .muster
-            .file_draft(&relayed.route_id, "Here it is.")
-            .unwrap();
-        resync(&env, &account).await;
+        let (account, draft) = crate::support::muster_reply(&env, checks).await;
         (env, account, draft)
     }
 

@@ -102,6 +102,29 @@ impl Env {
     }
 }
 
+/// A muster account with a relay plugin (`checks`: whether it checks replies first), a relayed
+/// message from Ana and an agent's reply to it, synced; the account and the draft id.
+pub async fn muster_reply(env: &Env, checks: bool) -> (Account, String) {
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", checks).unwrap();
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "Ana <ana@example.com>",
+            "Invoice",
+            "Hi",
+        )
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "Here it is.")
+        .unwrap();
+    resync(env, &account).await;
+    (account, draft)
+}
+
 /// A reply as an agent files it.
 pub fn reply(n: usize, body: &str) -> Vec<u8> {
     format!(

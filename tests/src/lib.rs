@@ -5,6 +5,8 @@
 //! that data directory through `countersign-core` against the fakes (the app itself is still
 //! only ever driven from the outside, through its window).
 
+#![deny(missing_docs)]
+
 pub mod desktop;
 pub mod fixture;
 pub mod webdriver;

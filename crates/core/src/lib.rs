@@ -7,6 +7,8 @@
 //! it talks to the services only through `countersign-gmail` and `countersign-muster`,
 //! converting their wire types at the boundary.
 
+#![deny(missing_docs)]
+
 pub mod answered;
 pub mod app;
 pub mod autostart;

@@ -37,6 +37,7 @@ pub struct QueueFilter {
 
 /// An attachment as the preview pane shows it.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachmentView {
     /// File name, type, size, digest.
@@ -50,6 +51,7 @@ pub struct AttachmentView {
 
 /// Where an attachment was saved.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SavedAttachment {
     /// The file the owner chose.
     pub path: String,
@@ -59,6 +61,7 @@ pub struct SavedAttachment {
 
 /// An account with where its sync stands.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct AccountStatus {
     /// The account.
     pub account: Account,
@@ -68,6 +71,7 @@ pub struct AccountStatus {
 
 /// What the status bar shows.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AppStatus {
     /// Every account with its sync state.

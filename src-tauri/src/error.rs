@@ -7,6 +7,7 @@ use serde::Serialize;
 
 /// What the UI can branch on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum UiErrorCode {
     /// The local mirror cannot be read: the UI shows it in place of the queue.
@@ -25,6 +26,7 @@ pub enum UiErrorCode {
 
 /// An error as the UI sees it. Built from core errors, whose messages never carry secrets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[error("{message}")]
 pub struct UiError {
     /// What the UI branches on.

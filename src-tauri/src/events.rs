@@ -25,6 +25,7 @@ pub const OPEN_ITEM: &str = "countersign://open-item";
 
 /// Payload of [`REACHABILITY`].
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Reachability<'a> {
     /// The account.
@@ -37,6 +38,7 @@ pub struct Reachability<'a> {
 
 /// Payload of [`REFUSAL`].
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RefusalNotice<'a> {
     /// The refusal.
     pub refusal: &'a Refusal,
@@ -46,6 +48,7 @@ pub struct RefusalNotice<'a> {
 
 /// Payload of [`OPEN_ITEM`].
 #[derive(Clone, Copy, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct OpenItem {
     /// The item to select.
     pub id: i64,

@@ -18,6 +18,8 @@ mod events;
 mod notify;
 mod state;
 mod tray;
+#[cfg(test)]
+mod ui_types;
 mod welcome;
 
 use anyhow::Context;

@@ -13,6 +13,7 @@ use crate::sync::muster::MusterAnswers;
 
 /// The message a draft answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AnsweredMessage {
     /// Its sender.

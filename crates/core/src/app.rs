@@ -47,6 +47,7 @@ impl Default for AppOptions {
 
 /// What the UI must hear about.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum AppEvent {
     /// Items changed: reload the queue (and the open item).

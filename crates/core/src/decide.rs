@@ -29,6 +29,7 @@ pub enum UndoWindow {
 /// the bytes rendered. Every decision carries it, and core refuses it when the item's current
 /// version is another one ([`Error::ChangedSinceShown`]).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Shown {
     /// The item.

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 
 /// Where a review item comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// A draft in a Gmail account's Drafts.
@@ -23,6 +24,7 @@ pub enum Source {
 
 /// The state of a review item as the owner sees it (DESIGN §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ItemState {
     /// Waiting for the owner.
@@ -47,6 +49,7 @@ pub enum ItemState {
 
 /// The two decisions an owner can make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {
     /// Send it (Gmail) or let the plugin send it (muster).
@@ -274,6 +277,7 @@ impl FromStr for Source {
 
 /// Where a decision is in the outbox (DESIGN §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionState {
     /// Written, waiting for its undo window to pass (or for the service to answer).
@@ -294,6 +298,7 @@ pub enum DecisionState {
 
 /// How a dispatch attempt ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case", tag = "outcome", content = "detail")]
 pub enum DispatchOutcome {
     /// Done.
@@ -401,6 +406,7 @@ impl FromStr for DecisionState {
 
 /// A muster route's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum RouteState {
     /// The message was relayed to a session.

@@ -19,6 +19,7 @@ use crate::sync::{muster::apply_event, sync_gmail_with, Listing};
 
 /// Something that changed in the mirror or in a service's reachability.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum LiveChange {
     /// Items of this account changed.

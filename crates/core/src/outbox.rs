@@ -60,6 +60,7 @@ impl Default for DispatchConfig {
 
 /// What one pass over the outbox did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DispatchReport {
     /// Decisions carried out.

@@ -21,6 +21,7 @@ use crate::sync::muster::redraft_bound;
 
 /// One version in the history list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct VersionInfo {
     /// Gmail message id / muster updatedAt.
@@ -35,6 +36,7 @@ pub struct VersionInfo {
 
 /// What the diff is against.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DiffBase {
     /// The previous version of the same draft (the agent updated it).
@@ -49,6 +51,7 @@ pub enum DiffBase {
 
 /// A diff with what it compares against.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewDiff {
     /// Against what.
@@ -61,6 +64,7 @@ pub struct ReviewDiff {
 
 /// Everything about one item.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewDetail {
     /// What a decision taken on this detail binds to: the version rendered here and the

@@ -7,7 +7,7 @@ import type {
   Account,
   AccountStatus,
   AppStatus,
-  AttachmentPreviewAnswer,
+  AttachmentView,
   Decision,
   ItemState,
   ItemSummary,
@@ -76,7 +76,7 @@ export const rawSource = (id: number) => call<string>("raw_source", { id });
 /** Opens the Gmail draft in the system browser. */
 export const openInGmail = (id: number) => call<void>("open_in_gmail", { id });
 export const attachmentPreview = (id: number, index: number) =>
-  call<AttachmentPreviewAnswer>("attachment_preview", { id, index });
+  call<AttachmentView>("attachment_preview", { id, index });
 /** Opens the native save dialog; `null` when the owner cancelled. */
 export const saveAttachment = (id: number, index: number) =>
   call<{ path: string; bytes: number } | null>("save_attachment", { id, index });

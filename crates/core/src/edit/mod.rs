@@ -28,7 +28,12 @@ pub const EDITED_BY_OWNER: &str = "edited by the owner";
 
 /// What the editor starts with, or why this draft cannot be edited, for the review detail.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "kind"
+)]
 pub enum EditForm {
     /// The subject and text body to edit.
     Text {

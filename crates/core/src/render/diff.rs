@@ -10,6 +10,7 @@ use super::view::{Address, ReviewView};
 
 /// Whether a piece of text stayed, went or came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     /// In both versions.
@@ -22,6 +23,7 @@ pub enum ChangeKind {
 
 /// A run of words with the same [`ChangeKind`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TextChange {
     /// What happened to this run.
@@ -32,6 +34,7 @@ pub struct TextChange {
 
 /// A recipient added or removed, with the header it is in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RecipientChange {
     /// `to`, `cc` or `bcc`.
@@ -42,6 +45,7 @@ pub struct RecipientChange {
 
 /// An attachment added or removed; two attachments are the same when name and bytes match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachmentChange {
     /// The file name.
@@ -54,6 +58,7 @@ pub struct AttachmentChange {
 
 /// The subject before and after.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SubjectChange {
     /// Before.
@@ -64,6 +69,7 @@ pub struct SubjectChange {
 
 /// What changed between two versions.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct VersionDiff {
     /// Word-level changes of the text body, in order.

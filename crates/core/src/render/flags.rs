@@ -13,6 +13,7 @@ pub const GMAIL_MAX_MESSAGE_BYTES: u64 = countersign_gmail::drafts::MAX_SEND_BYT
 
 /// What a [`Flag`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum FlagKind {
     /// A recipient who was not on the message being answered (the exfiltration case).
@@ -37,6 +38,7 @@ pub enum FlagKind {
 
 /// One safety flag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Flag {
     /// What kind of risk.

@@ -19,6 +19,7 @@ use super::text;
 
 /// One mailbox: `Ana Lima <ana@example.com>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Address {
     /// The display name, if any (encoded words already decoded).
@@ -29,6 +30,7 @@ pub struct Address {
 
 /// The message a reply answers, as far as the review needs it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct ParentMessage {
     /// The parent's From.
@@ -47,6 +49,7 @@ pub struct ParentMessage {
 
 /// How to render: what the owner allowed and who the owner is.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct RenderOptions {
     /// Keep remote images and other remote content (the owner asked for it, for this draft).
@@ -61,6 +64,7 @@ pub struct RenderOptions {
 
 /// An attachment (or inline part) as listed in the review.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachmentMeta {
     /// Position in [`ReviewView::attachments`]; pass it to [`attachment_bytes`].
@@ -83,6 +87,7 @@ pub struct AttachmentMeta {
 
 /// Remote content the HTML referenced.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RemoteContent {
     /// References that were blocked (0 when allowed).
@@ -95,6 +100,7 @@ pub struct RemoteContent {
 
 /// A link in the body, with the URL it really opens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Link {
     /// The text the reader sees.
@@ -107,6 +113,7 @@ pub struct Link {
 
 /// What kind of parse problem a [`Warning`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum WarningKind {
     /// Zero bytes.
@@ -136,6 +143,7 @@ pub enum WarningKind {
 
 /// A problem found while reading the draft, shown to the owner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Warning {
     /// The kind of problem.
@@ -146,6 +154,7 @@ pub struct Warning {
 
 /// Everything the review shows for one draft version.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewView {
     /// From (usually one mailbox).
@@ -199,6 +208,7 @@ pub struct ReviewView {
 
 /// A preview of one attachment, for the review pane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AttachmentPreview {
     /// A raster image, inlined.

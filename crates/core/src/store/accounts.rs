@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 
 /// Where an account's secret (OAuth tokens, muster password) is kept. Never the secret itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum SecretStorage {
     /// The OS keyring (Secret Service, Keychain, Credential Manager).
@@ -46,6 +47,7 @@ impl std::str::FromStr for SecretStorage {
 
 /// A connected account.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Account {
     /// Stable id, e.g. `gmail-3f2a91c0`.

@@ -10,6 +10,7 @@ use crate::error::Result;
 
 /// One line of the audit log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
     /// Row id.

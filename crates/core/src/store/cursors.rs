@@ -10,6 +10,7 @@ use crate::error::Result;
 
 /// Where an account's sync stands.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SyncCursor {
     /// The account.

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 
 /// A decision in the outbox.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
     /// Row id.

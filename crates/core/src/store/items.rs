@@ -42,6 +42,7 @@ impl DraftContent {
 
 /// Metadata of one attachment of one version.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachmentMeta {
     /// Its file name, when it has one.
@@ -60,6 +61,7 @@ pub struct AttachmentMeta {
 
 /// Fields only muster items have.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MusterFields {
     /// The route the reply was written on.
@@ -132,6 +134,7 @@ pub struct RecordOutcome {
 
 /// The live decision of an item, as the queue shows it ("sending in 7 s").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LiveDecision {
     /// Decision id.
@@ -148,6 +151,7 @@ pub struct LiveDecision {
 
 /// One line of the queue.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemSummary {
     /// Mirror id (what `countersign show ID` takes).
@@ -187,6 +191,7 @@ pub struct ItemSummary {
 
 /// A whole item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Item {
     /// The queue line.

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 
 /// What kind of refusal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalKind {
     /// The plugin reported `ok: false`.
@@ -50,6 +51,7 @@ impl std::str::FromStr for RefusalKind {
 
 /// One recorded refusal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Refusal {
     /// Row id.

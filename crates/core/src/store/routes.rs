@@ -11,6 +11,7 @@ use crate::error::Result;
 
 /// One route as mirrored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RouteRecord {
     /// The muster account.

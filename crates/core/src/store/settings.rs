@@ -10,6 +10,7 @@ pub const MAX_UNDO_WINDOW_SECS: u32 = 60;
 
 /// What to do with remote content (images, fonts) in a draft's HTML.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum RemoteContentPolicy {
     /// Blocked; loadable per draft on request.
@@ -21,6 +22,7 @@ pub enum RemoteContentPolicy {
 
 /// The owner's settings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
     /// Seconds an approval waits before it is sent (0–60).

@@ -9,6 +9,7 @@ use crate::error::Result;
 
 /// One message of a thread, as the review lists it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadMessage {
     /// Gmail's message id.

@@ -34,6 +34,7 @@ use crate::store::{
 
 /// What a Gmail sync did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct GmailSyncReport {
     /// It was a full sync.

@@ -97,6 +97,10 @@ async fn an_edit_is_a_new_gmail_version_changing_only_subject_and_text_and_appro
         }
         other => panic!("a text draft must be editable: {other:?}"),
     }
+    // As the UI receives it (ui/src/lib/generated/EditForm.ts).
+    let form = serde_json::to_value(&detail.edit).unwrap();
+    assert_eq!(form["kind"], "text");
+    assert_eq!(form["replacesHtml"], true);
     let agents = detail.shown.clone();
 
     let edited = save_edit(

@@ -1,0 +1,69 @@
+//! The UI's TypeScript types are generated from the Rust types the shell sends (ts-rs), so the
+//! two cannot drift apart: this test writes them to a temp dir and compares them with
+//! `ui/src/lib/generated/`, which `ui/src/lib/types.ts` re-exports. After changing a type, run
+//! `COUNTERSIGN_WRITE_UI_TYPES=1 cargo test -p countersign-desktop ui_types` and commit the
+//! files it wrote.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ts_rs::{Config, TS};
+
+/// Every type a command returns or an event carries; their dependencies come with them.
+fn export_all(dir: &Path) {
+    let cfg = Config::new()
+        .with_out_dir(dir)
+        // ids and counts are JSON numbers well inside 2^53.
+        .with_large_int("number");
+    countersign_core::review::ReviewDetail::export_all(&cfg).unwrap();
+    countersign_core::store::ItemSummary::export_all(&cfg).unwrap();
+    countersign_core::store::Settings::export_all(&cfg).unwrap();
+    countersign_core::store::Decision::export_all(&cfg).unwrap();
+    countersign_core::render::AttachmentPreview::export_all(&cfg).unwrap();
+    countersign_core::decide::Shown::export_all(&cfg).unwrap();
+    crate::commands::AppStatus::export_all(&cfg).unwrap();
+    crate::commands::SavedAttachment::export_all(&cfg).unwrap();
+    crate::commands::AttachmentView::export_all(&cfg).unwrap();
+    crate::commands::AccountStatus::export_all(&cfg).unwrap();
+    crate::error::UiError::export_all(&cfg).unwrap();
+}
+
+fn files(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "ts"))
+                .map(|p| {
+                    (
+                        p.file_name().unwrap().to_string_lossy().into_owned(),
+                        std::fs::read_to_string(&p).unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_ui_types_are_the_ones_generated_from_the_rust_types() {
+    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/generated");
+    if std::env::var_os("COUNTERSIGN_WRITE_UI_TYPES").is_some() {
+        let _ = std::fs::remove_dir_all(&committed);
+        export_all(&committed);
+        return;
+    }
+    let fresh = tempfile::tempdir().unwrap();
+    export_all(fresh.path());
+    let (want, have) = (files(fresh.path()), files(&committed));
+    let stale: Vec<&String> = want
+        .keys()
+        .chain(have.keys())
+        .filter(|name| want.get(*name) != have.get(*name))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "ui/src/lib/generated/ is out of date with the Rust types ({stale:?}); run \
+         COUNTERSIGN_WRITE_UI_TYPES=1 cargo test -p countersign-desktop ui_types and commit it"
+    );
+}

@@ -404,10 +404,11 @@ impl FromStr for DecisionState {
     }
 }
 
-/// A muster route's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A muster route's state (stored as its snake_case name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
 pub enum RouteState {
     /// The message was relayed to a session.
     Relayed,

@@ -1,15 +1,13 @@
 //! The audit log: append-only (triggers in the schema refuse updates and deletes), so it can
 //! say exactly who decided what, on which version digest, when, with which outcome.
 
+use super::{format_time, Store};
+use crate::error::Result;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 
-use super::{format_time, parse_time, Store};
-use crate::error::Result;
-
-/// One line of the audit log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One line of the audit log (a row of `audit_log`; times are stored as RFC 3339 text).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
@@ -67,19 +65,19 @@ impl Store {
 
     /// The audit trail of one item, oldest first.
     pub async fn audit_for_item(&self, item_id: i64) -> Result<Vec<AuditEntry>> {
-        let rows = sqlx::query("SELECT * FROM audit_log WHERE item_id = ? ORDER BY id")
-            .bind(item_id)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(entry_from_row).collect()
+        Ok(
+            sqlx::query_as("SELECT * FROM audit_log WHERE item_id = ? ORDER BY id")
+                .bind(item_id)
+                .fetch_all(self.pool())
+                .await?,
+        )
     }
 
     /// The whole log, oldest first.
     pub async fn audit_log(&self) -> Result<Vec<AuditEntry>> {
-        let rows = sqlx::query("SELECT * FROM audit_log ORDER BY id")
+        Ok(sqlx::query_as("SELECT * FROM audit_log ORDER BY id")
             .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(entry_from_row).collect()
+            .await?)
     }
 }
 
@@ -103,19 +101,4 @@ pub(crate) async fn append_audit_in(
     .fetch_one(&mut *tx)
     .await?;
     Ok(id)
-}
-
-fn entry_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<AuditEntry> {
-    Ok(AuditEntry {
-        id: row.try_get("id")?,
-        at: parse_time(row.try_get::<&str, _>("at")?)?,
-        actor: row.try_get("actor")?,
-        item_id: row.try_get("item_id")?,
-        decision_id: row.try_get("decision_id")?,
-        action: row.try_get("action")?,
-        version: row.try_get("version")?,
-        digest: row.try_get("digest")?,
-        outcome: row.try_get("outcome")?,
-        detail: row.try_get("detail")?,
-    })
 }

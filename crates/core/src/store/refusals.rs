@@ -1,17 +1,16 @@
 //! Refusals the owner must hear about, recorded once each however often a sync sees them; the
 //! desktop app turns the unnotified ones into notifications.
 
+use super::{format_time, Store};
+use crate::error::Result;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
-
-use super::{format_time, parse_opt_time, parse_time, Store};
-use crate::error::{Error, Result};
 
 /// What kind of refusal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
 pub enum RefusalKind {
     /// The plugin reported `ok: false`.
     SendFailed,
@@ -35,22 +34,8 @@ impl RefusalKind {
     }
 }
 
-impl std::str::FromStr for RefusalKind {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "send_failed" => Ok(RefusalKind::SendFailed),
-            "check_refused" => Ok(RefusalKind::CheckRefused),
-            "send_refused" => Ok(RefusalKind::SendRefused),
-            "conflict" => Ok(RefusalKind::Conflict),
-            other => Err(Error::Corrupt(format!("unknown refusal kind {other:?}"))),
-        }
-    }
-}
-
-/// One recorded refusal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One recorded refusal (a row of `refusals`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Refusal {
@@ -78,35 +63,36 @@ impl Store {
         reason: &str,
         dedup_key: &str,
     ) -> Result<Option<Refusal>> {
-        let row = sqlx::query(
+        Ok(sqlx::query_as(
             "INSERT INTO refusals (item_id, kind, reason, dedup_key, recorded_at)
              VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING RETURNING *",
         )
         .bind(item_id)
-        .bind(kind.as_str())
+        .bind(kind)
         .bind(reason)
         .bind(dedup_key)
         .bind(format_time(Utc::now()))
         .fetch_optional(self.pool())
-        .await?;
-        row.as_ref().map(refusal_from_row).transpose()
+        .await?)
     }
 
     /// Refusals the owner has not been told about yet, oldest first.
     pub async fn unnotified_refusals(&self) -> Result<Vec<Refusal>> {
-        let rows = sqlx::query("SELECT * FROM refusals WHERE notified_at IS NULL ORDER BY id")
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(refusal_from_row).collect()
+        Ok(
+            sqlx::query_as("SELECT * FROM refusals WHERE notified_at IS NULL ORDER BY id")
+                .fetch_all(self.pool())
+                .await?,
+        )
     }
 
     /// Every refusal of an item, oldest first.
     pub async fn refusals_for_item(&self, item_id: i64) -> Result<Vec<Refusal>> {
-        let rows = sqlx::query("SELECT * FROM refusals WHERE item_id = ? ORDER BY id")
-            .bind(item_id)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(refusal_from_row).collect()
+        Ok(
+            sqlx::query_as("SELECT * FROM refusals WHERE item_id = ? ORDER BY id")
+                .bind(item_id)
+                .fetch_all(self.pool())
+                .await?,
+        )
     }
 
     /// Mark a refusal as told (or as not needing telling: the owner was looking at it).
@@ -121,15 +107,4 @@ impl Store {
                 .await?;
         Ok(done.rows_affected() == 1)
     }
-}
-
-fn refusal_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Refusal> {
-    Ok(Refusal {
-        id: row.try_get("id")?,
-        item_id: row.try_get("item_id")?,
-        kind: row.try_get::<&str, _>("kind")?.parse()?,
-        reason: row.try_get("reason")?,
-        recorded_at: parse_time(row.try_get::<&str, _>("recorded_at")?)?,
-        notified_at: parse_opt_time(row.try_get("notified_at")?)?,
-    })
 }

@@ -3,14 +3,13 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 
-use super::{format_time, parse_enum, parse_time, Store};
+use super::{format_time, Store};
 use crate::domain::RouteState;
 use crate::error::Result;
 
-/// One route as mirrored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One route as mirrored (a row of `routes`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RouteRecord {
@@ -84,30 +83,13 @@ impl Store {
         account_id: &str,
         message_id: &str,
     ) -> Result<Vec<RouteRecord>> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT * FROM routes WHERE account_id = ? AND message_id = ?
              ORDER BY created_at, CAST(route_id AS INTEGER), route_id",
         )
         .bind(account_id)
         .bind(message_id)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(RouteRecord {
-                    account_id: row.try_get("account_id")?,
-                    route_id: row.try_get("route_id")?,
-                    message_id: row.try_get("message_id")?,
-                    session: row.try_get("session")?,
-                    state: parse_enum(row.try_get::<&str, _>("state")?)?,
-                    routed_via: row.try_get("routed_via")?,
-                    redraft_of: row.try_get("redraft_of")?,
-                    redraft_count: row.try_get::<i64, _>("redraft_count")? as u32,
-                    reason: row.try_get("reason")?,
-                    created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
-                    updated_at: parse_time(row.try_get::<&str, _>("updated_at")?)?,
-                })
-            })
-            .collect()
+        .await?)
     }
 }

@@ -7,8 +7,8 @@ use sqlx::Row;
 use super::Store;
 use crate::error::Result;
 
-/// One message of a thread, as the review lists it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// One message of a thread, as the review lists it (a row of `thread_messages`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadMessage {
@@ -17,6 +17,7 @@ pub struct ThreadMessage {
     /// The RFC 5322 Message-ID, without angle brackets.
     pub rfc822_message_id: Option<String>,
     /// The From header as written.
+    #[sqlx(rename = "from_addr")]
     pub from: String,
     /// The Subject header.
     pub subject: String,
@@ -80,7 +81,7 @@ impl Store {
         account_id: &str,
         thread_id: &str,
     ) -> Result<Vec<ThreadMessage>> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT gmail_id, rfc822_message_id, from_addr, subject, date, snippet,
                     raw IS NOT NULL AS has_raw
              FROM thread_messages WHERE account_id = ? AND thread_id = ? ORDER BY position",
@@ -88,20 +89,7 @@ impl Store {
         .bind(account_id)
         .bind(thread_id)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(ThreadMessage {
-                    gmail_id: row.try_get("gmail_id")?,
-                    rfc822_message_id: row.try_get("rfc822_message_id")?,
-                    from: row.try_get("from_addr")?,
-                    subject: row.try_get("subject")?,
-                    date: row.try_get("date")?,
-                    snippet: row.try_get("snippet")?,
-                    has_raw: row.try_get("has_raw")?,
-                })
-            })
-            .collect()
+        .await?)
     }
 
     /// Keep the bytes of a thread message (the one a draft answers).

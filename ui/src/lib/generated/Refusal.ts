@@ -2,7 +2,7 @@
 import type { RefusalKind } from "./RefusalKind";
 
 /**
- * One recorded refusal.
+ * One recorded refusal (a row of `refusals`).
  */
 export type Refusal = { 
 /**

@@ -2,7 +2,7 @@
 import type { RouteState } from "./RouteState";
 
 /**
- * One route as mirrored.
+ * One route as mirrored (a row of `routes`).
  */
 export type RouteRecord = { 
 /**

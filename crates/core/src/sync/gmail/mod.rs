@@ -17,20 +17,20 @@
 //!   parent's addresses feed the recipient check. A parent outside the draft's thread is found
 //!   by its Message-ID (`messages.list`) and its headers only.
 
+mod answered;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use chrono::Utc;
 
-use countersign_gmail::{GmailClient, MessageQuery, RawDraft};
+use countersign_gmail::{GmailClient, RawDraft};
 use serde::Serialize;
 
 use crate::domain::{ItemEvent, ItemState, Source};
 use crate::error::{Error, Result};
-use crate::render::{render_message, ParentMessage, RenderOptions, ReviewView};
-use crate::store::{
-    Account, AttachmentMeta, DraftContent, MusterFields, ObservedDraft, Store, ThreadMessage,
-};
+use crate::render::{render_message, RenderOptions, ReviewView};
+use crate::store::{Account, AttachmentMeta, DraftContent, MusterFields, ObservedDraft, Store};
 
 /// What a Gmail sync did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -52,11 +52,6 @@ pub struct GmailSyncReport {
 /// Draft fetches kept in flight during a sync: enough to cover ~70 ms round trips at 250
 /// units/s (a draft costs up to 15 units with its parent).
 const FETCHES_IN_FLIGHT: usize = 4;
-
-const PARENT_HEADERS: [&str; 6] = ["From", "To", "Cc", "Reply-To", "Message-ID", "Subject"];
-
-/// What the review lists of each earlier message of a thread.
-const THREAD_HEADERS: [&str; 4] = ["From", "Subject", "Date", "Message-ID"];
 
 /// `drafts.list` reconciles the whole mirror at least this often, whatever history says:
 /// Google does not document that `history.list?labelId=DRAFT` reports deleted or sent drafts.
@@ -218,7 +213,7 @@ async fn reconcile(
         report.fetched += 1;
         if observed.answers_json.is_none() {
             if let Some(parent_id) = &in_reply_to {
-                observed.answers_json = answered_message(
+                observed.answers_json = answered::answered_message(
                     store,
                     client,
                     &account.id,
@@ -340,138 +335,6 @@ fn observe(
             .collect(),
     };
     (observed, view.in_reply_to.first().cloned())
-}
-
-/// The message a reply answers, from its thread (read once per thread and kept) when it is
-/// there, else found by Message-ID anywhere in the mailbox.
-async fn answered_message(
-    store: &Store,
-    client: &GmailClient,
-    account_id: &str,
-    thread_id: Option<&str>,
-    parent_id: &str,
-) -> Result<Option<ParentMessage>> {
-    let bare = bare_message_id(parent_id);
-    let Some(thread_id) = thread_id else {
-        return fetch_parent(client, parent_id).await;
-    };
-    let known = store.thread_known(account_id, thread_id).await?;
-    let mut parent = None;
-    if known {
-        parent = find_in_thread(store, account_id, thread_id, bare).await?;
-    }
-    // Not read yet, or the parent arrived after it was read: read the thread (again).
-    if parent.is_none() {
-        match client.get_thread_metadata(thread_id, &THREAD_HEADERS).await {
-            Ok(thread) => {
-                let messages: Vec<ThreadMessage> = thread
-                    .messages
-                    .iter()
-                    .filter(|m| !m.label_ids.iter().any(|l| l == "DRAFT"))
-                    .map(|m| ThreadMessage {
-                        gmail_id: m.id.clone(),
-                        rfc822_message_id: m
-                            .header("Message-ID")
-                            .map(|v| bare_message_id(v).to_owned()),
-                        from: m.header("From").unwrap_or_default().to_owned(),
-                        subject: m.header("Subject").unwrap_or_default().to_owned(),
-                        date: m.header("Date").map(str::to_owned),
-                        snippet: m.snippet.clone(),
-                        has_raw: false,
-                    })
-                    .collect();
-                store.save_thread(account_id, thread_id, &messages).await?;
-                parent = find_in_thread(store, account_id, thread_id, bare).await?;
-            }
-            Err(countersign_gmail::Error::NotFound { .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let Some(parent) = parent else {
-        return fetch_parent(client, parent_id).await;
-    };
-    let raw = match store
-        .thread_message_raw(account_id, &parent.gmail_id)
-        .await?
-    {
-        Some(raw) => raw,
-        None => match client.get_message_raw(&parent.gmail_id).await {
-            Ok(raw) => {
-                store
-                    .save_thread_message_raw(account_id, &parent.gmail_id, &raw)
-                    .await?;
-                raw
-            }
-            Err(countersign_gmail::Error::NotFound { .. }) => {
-                return fetch_parent(client, parent_id).await
-            }
-            Err(e) => return Err(e.into()),
-        },
-    };
-    let view = render_message(&raw, &RenderOptions::default());
-    Ok(Some(ParentMessage {
-        from: view.from,
-        to: view.to,
-        cc: view.cc,
-        reply_to: view.reply_to,
-        message_id: view.message_id.or_else(|| Some(bare.to_owned())),
-        subject: view.subject,
-    }))
-}
-
-async fn find_in_thread(
-    store: &Store,
-    account_id: &str,
-    thread_id: &str,
-    bare_id: &str,
-) -> Result<Option<ThreadMessage>> {
-    Ok(store
-        .thread_messages(account_id, thread_id)
-        .await?
-        .into_iter()
-        .find(|m| m.rfc822_message_id.as_deref() == Some(bare_id)))
-}
-
-fn bare_message_id(id: &str) -> &str {
-    id.trim().trim_start_matches('<').trim_end_matches('>')
-}
-
-/// The message a reply answers, found by its Message-ID anywhere in the mailbox.
-async fn fetch_parent(client: &GmailClient, message_id: &str) -> Result<Option<ParentMessage>> {
-    let bare = bare_message_id(message_id);
-    let found = client
-        .list_messages(&MessageQuery {
-            q: Some(format!("rfc822msgid:{bare}")),
-            ..MessageQuery::default()
-        })
-        .await?;
-    let Some(first) = found.first() else {
-        return Ok(None);
-    };
-    let metadata = match client
-        .get_message_metadata(&first.id, &PARENT_HEADERS)
-        .await
-    {
-        Ok(metadata) => metadata,
-        Err(countersign_gmail::Error::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    // Let the renderer's own header parser read the addresses, so both sides of the
-    // recipient check are read the same way.
-    let mut head = String::new();
-    for (name, value) in &metadata.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    let view = render_message(head.as_bytes(), &RenderOptions::default());
-    Ok(Some(ParentMessage {
-        from: view.from,
-        to: view.to,
-        cc: view.cc,
-        reply_to: view.reply_to,
-        message_id: view.message_id.or_else(|| Some(bare.to_string())),
-        subject: view.subject,
-    }))
 }
 
 pub(crate) fn addresses(list: &[crate::render::Address]) -> String {

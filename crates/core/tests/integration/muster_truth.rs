@@ -16,22 +16,7 @@ use crate::support::{item_for, resync, shown, Env};
 const ACTOR: &str = "owner via test";
 
 async fn relayed(env: &Env) -> (String, String) {
-    env.muster.create_plugin("gmail-relay", false).unwrap();
-    let relayed = env
-        .muster
-        .relay_message(
-            "gmail-relay",
-            "inbox-chat",
-            "ana@example.com",
-            "Invoice",
-            "Hi",
-        )
-        .unwrap();
-    let draft = env
-        .muster
-        .file_draft(&relayed.route_id, "Here it is.")
-        .unwrap();
-    (relayed.message_id, draft)
+    crate::support::relayed_reply(env, false)
 }
 
 /// Use up muster's sign-in window with wrong passwords from "someone else".

@@ -102,10 +102,9 @@ impl Env {
     }
 }
 
-/// A muster account with a relay plugin (`checks`: whether it checks replies first), a relayed
-/// message from Ana and an agent's reply to it, synced; the account and the draft id.
-pub async fn muster_reply(env: &Env, checks: bool) -> (Account, String) {
-    let account = env.connect_muster().await;
+/// A relay plugin (`checks`: whether it checks replies first), a message from Ana relayed
+/// through it and an agent's reply to it, in the fake muster; the message id and the draft id.
+pub fn relayed_reply(env: &Env, checks: bool) -> (String, String) {
     env.muster.create_plugin("gmail-relay", checks).unwrap();
     let relayed = env
         .muster
@@ -121,6 +120,13 @@ pub async fn muster_reply(env: &Env, checks: bool) -> (Account, String) {
         .muster
         .file_draft(&relayed.route_id, "Here it is.")
         .unwrap();
+    (relayed.message_id, draft)
+}
+
+/// A muster account with [`relayed_reply`] synced; the account and the draft id.
+pub async fn muster_reply(env: &Env, checks: bool) -> (Account, String) {
+    let account = env.connect_muster().await;
+    let (_, draft) = relayed_reply(env, checks);
     resync(env, &account).await;
     (account, draft)
 }

@@ -315,3 +315,62 @@ async fn show_carries_the_message_answered_and_the_drafts_gmail_link() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_makes_a_new_version_that_must_be_approved_and_is_sent_exactly() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    let original = crate::support::reply(1, "The agent's words.");
+    let draft = gmail.file_draft(&original, None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+    let read = cli.exec(&["show", &id, "--json"]).await.json();
+    let version = read["shownVersion"].as_str().unwrap().to_owned();
+
+    let nothing = cli.exec(&["edit", &id, "--version", &version]).await;
+    assert!(!nothing.status.success());
+    assert!(
+        nothing.stderr.contains("say what changes"),
+        "{}",
+        nothing.stderr
+    );
+
+    let edited = cli
+        .exec_with_stdin(
+            &[
+                "edit",
+                &id,
+                "--version",
+                &version,
+                "--text-file",
+                "-",
+                "--json",
+            ],
+            "The owner's words.\n",
+        )
+        .await
+        .json();
+    let new_version = edited["shownVersion"].as_str().unwrap().to_owned();
+    assert_ne!(new_version, version);
+    let in_gmail = gmail.draft_raw(&draft.id).unwrap();
+    assert!(String::from_utf8_lossy(&in_gmail).contains("The owner's words."));
+    // Only the text changed: the subject line is the agent's.
+    assert!(String::from_utf8_lossy(&in_gmail).contains("Subject: Re: Question 1\r\n"));
+
+    // The agent's version cannot be approved any more; the edited one is what leaves.
+    let stale = cli
+        .exec(&["approve", &id, "--version", &version, "--no-undo"])
+        .await;
+    assert!(!stale.status.success());
+    let shown = cli.exec(&["show", &id, "--json"]).await.json();
+    assert_eq!(shown["shownVersion"], new_version.as_str());
+    assert_eq!(shown["editedByOwner"], true);
+    cli.exec(&["approve", &id, "--version", &new_version, "--no-undo"])
+        .await
+        .ok();
+    cli.exec(&["dispatch"]).await.ok();
+    let sent = gmail.sent_messages();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].raw, in_gmail);
+}

@@ -81,6 +81,21 @@ enum Command {
         #[arg(long)]
         no_undo: bool,
     },
+    /// Edit a Gmail draft's subject or text before approving it: Gmail gets a new version in
+    /// which nothing else changes, which you then review (`show`) and approve.
+    Edit {
+        /// The item id.
+        id: i64,
+        /// The version you reviewed (from `show`): refused if the draft has changed since.
+        #[arg(long)]
+        version: Option<String>,
+        /// The new subject (unchanged when not given).
+        #[arg(long)]
+        subject: Option<String>,
+        /// A file holding the new text body, `-` for standard input (unchanged when not given).
+        #[arg(long)]
+        text_file: Option<PathBuf>,
+    },
     /// Reject an item with a reason.
     Reject {
         /// The item id.
@@ -234,6 +249,24 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let shown = shown_version(&store, *id, version.as_deref()).await?;
             let decision = decide::reject(&store, &shown, reason, ACTOR).await?;
             output::decision_made(&decision, json)
+        }
+        Command::Edit {
+            id,
+            version,
+            subject,
+            text_file,
+        } => {
+            let shown = shown_version(&store, *id, version.as_deref()).await?;
+            let edited = review::edit(
+                &store,
+                &services(&dir),
+                &shown,
+                subject.as_deref(),
+                text_file.as_deref(),
+                ACTOR,
+            )
+            .await?;
+            output::edited(&edited, json)
         }
         Command::Undo { id } => {
             let decision = decide::undo(&store, *id, ACTOR).await?;

@@ -241,6 +241,23 @@ pub fn decisions(decisions: &[Decision], json: bool) -> Result<()> {
 }
 
 /// A one-line message.
+/// The version an edit made, and what to do with it.
+pub fn edited(shown: &countersign_core::decide::Shown, json: bool) -> Result<()> {
+    if json {
+        return print_json(&serde_json::json!({
+            "id": shown.id,
+            "shownVersion": shown.version,
+            "shownDigest": shown.digest,
+        }));
+    }
+    println!(
+        "Item {} edited: it is now version {} (sha256 {}). Nothing is sent until you approve it: \
+         `countersign show {}`, then `countersign approve {} --version {}`.",
+        shown.id, shown.version, shown.digest, shown.id, shown.id, shown.version
+    );
+    Ok(())
+}
+
 pub fn message(text: &str, json: bool) -> Result<()> {
     if json {
         return print_json(&serde_json::json!({ "message": text }));

@@ -106,3 +106,38 @@ impl ItemDetail {
         })
     }
 }
+
+/// Edit the version `shown` of a Gmail draft: `subject` and the text read from `text_file`
+/// (`-`: standard input) replace the current ones, each only when given. The new version.
+pub async fn edit(
+    store: &Store,
+    services: &countersign_core::services::Services,
+    shown: &countersign_core::decide::Shown,
+    subject: Option<&str>,
+    text_file: Option<&std::path::Path>,
+    actor: &str,
+) -> Result<countersign_core::decide::Shown> {
+    use anyhow::Context;
+    use countersign_core::edit::EditForm;
+    if subject.is_none() && text_file.is_none() {
+        anyhow::bail!(
+            "cannot edit item {}: say what changes (--subject, --text-file)",
+            shown.id
+        );
+    }
+    let detail = review_detail(store, shown.id, false).await?;
+    let (current_subject, current_text) = match detail.edit {
+        EditForm::Text { subject, text, .. } => (subject, text),
+        EditForm::Refused { why } => anyhow::bail!("cannot edit item {}: {why}", shown.id),
+    };
+    let text = match text_file {
+        None => current_text,
+        Some(path) if path.as_os_str() == "-" => {
+            std::io::read_to_string(std::io::stdin()).context("cannot read the text from stdin")?
+        }
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the text from {}", path.display()))?,
+    };
+    let subject = subject.map(str::to_owned).unwrap_or(current_subject);
+    Ok(countersign_core::edit::save_edit(store, services, shown, &subject, &text, actor).await?)
+}

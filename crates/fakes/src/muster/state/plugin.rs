@@ -114,7 +114,35 @@ impl Store {
                     .next_back()
             })
         });
-        let plugin = &self.messages[&route.message_id].plugin;
+        Ok(self.insert_draft(
+            Some(route.id),
+            &route.message_id,
+            text,
+            redraft_of,
+            route.redraft_count,
+        ))
+    }
+
+    /// The chief files a reply to a message itself (muster's `reply_draft`): a draft with no
+    /// route, which needs the owner's approval like any other.
+    pub(crate) fn file_chief_draft(&mut self, message_id: &str, text: &str) -> ApiResult<String> {
+        if !self.messages.contains_key(message_id) {
+            return Err(ApiError::new(404, "message not found"));
+        }
+        Ok(self.insert_draft(None, message_id, text, None, 0))
+    }
+
+    /// A new pending draft, `awaiting` its check when the message's plugin runs draft checks;
+    /// announced, and its id returned.
+    fn insert_draft(
+        &mut self,
+        route_id: Option<u64>,
+        message_id: &str,
+        text: &str,
+        redraft_of: Option<u64>,
+        redraft_number: u32,
+    ) -> String {
+        let plugin = &self.messages[message_id].plugin;
         let draft_checks = self.plugins.get(plugin).is_some_and(|p| p.draft_checks);
         let stamp = self.stamp();
         let id = self.next_draft;
@@ -123,50 +151,14 @@ impl Store {
             id,
             Draft {
                 id,
-                route_id: Some(route.id),
-                message_id: route.message_id.clone(),
-                state: "pending",
-                check_state: if draft_checks { "awaiting" } else { "none" },
-                check_detail: None,
-                text: text.to_owned(),
-                redraft_of,
-                redraft_number: route.redraft_count,
-                result: None,
-                claimed: false,
-                created_at: stamp.clone(),
-                updated_at: stamp,
-            },
-        );
-        self.emit(Change::Draft(id.to_string()));
-        Ok(id.to_string())
-    }
-
-    /// The chief files a reply to a message itself (muster's `reply_draft`): a draft with no
-    /// route, which needs the owner's approval like any other.
-    pub(crate) fn file_chief_draft(&mut self, message_id: &str, text: &str) -> ApiResult<String> {
-        let message = self
-            .messages
-            .get(message_id)
-            .ok_or_else(|| ApiError::new(404, "message not found"))?;
-        let draft_checks = self
-            .plugins
-            .get(&message.plugin)
-            .is_some_and(|p| p.draft_checks);
-        let stamp = self.stamp();
-        let id = self.next_draft;
-        self.next_draft += 1;
-        self.drafts.insert(
-            id,
-            Draft {
-                id,
-                route_id: None,
+                route_id,
                 message_id: message_id.to_owned(),
                 state: "pending",
                 check_state: if draft_checks { "awaiting" } else { "none" },
                 check_detail: None,
                 text: text.to_owned(),
-                redraft_of: None,
-                redraft_number: 0,
+                redraft_of,
+                redraft_number,
                 result: None,
                 claimed: false,
                 created_at: stamp.clone(),
@@ -174,7 +166,7 @@ impl Store {
             },
         );
         self.emit(Change::Draft(id.to_string()));
-        Ok(id.to_string())
+        id.to_string()
     }
 
     pub(crate) fn record_check(

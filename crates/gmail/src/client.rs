@@ -161,6 +161,14 @@ impl Call {
         self.query.push((name, value.into()));
         self
     }
+
+    /// A `format=metadata` read answering only the `headers` named (all of them when empty).
+    pub fn metadata(method: Method, path: impl Into<String>, headers: &[&str]) -> Self {
+        headers.iter().fold(
+            Call::get(method, path).query("format", "metadata"),
+            |call, name| call.query("metadataHeaders", *name),
+        )
+    }
 }
 
 impl GmailClient {

@@ -14,9 +14,9 @@
 
 use std::time::Duration;
 
+use backon::{BackoffBuilder, ExponentialBuilder};
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::StreamExt;
-use rand::Rng;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
 use tokio::sync::mpsc;
@@ -102,7 +102,7 @@ enum Ended {
 }
 
 async fn follow(client: MusterClient, options: EventOptions, tx: mpsc::Sender<MusterEvent>) {
-    let mut failures: u32 = 0;
+    let mut waits = reconnect_waits(&options).build();
     let mut down = false;
     loop {
         match connect_once(&client, &options, &tx).await {
@@ -110,7 +110,7 @@ async fn follow(client: MusterClient, options: EventOptions, tx: mpsc::Sender<Mu
             Ended::Retry { reason, connected } => {
                 if connected {
                     // It was up (Connected went out): this is a new outage.
-                    failures = 0;
+                    waits = reconnect_waits(&options).build();
                     down = false;
                 }
                 tracing::debug!(base = %client.base_url(), %reason, "muster event stream ended");
@@ -122,20 +122,21 @@ async fn follow(client: MusterClient, options: EventOptions, tx: mpsc::Sender<Mu
                 }
             }
         }
-        tokio::time::sleep(backoff(&options, failures)).await;
-        failures = failures.saturating_add(1);
+        // Without a limit on attempts the backoff never runs out; the cap is its last value.
+        tokio::time::sleep(waits.next().unwrap_or(options.max_backoff)).await;
     }
 }
 
-/// `min · 2^failures`, capped, then jittered into its upper half so that many clients
-/// reconnecting after one muster restart do not arrive together.
-fn backoff(options: &EventOptions, failures: u32) -> Duration {
-    let base = options
-        .min_backoff
-        .saturating_mul(2u32.saturating_pow(failures.min(20)))
-        .min(options.max_backoff);
-    let half = base / 2;
-    half + half.mul_f64(rand::thread_rng().gen_range(0.0..=1.0))
+/// Reconnect waits: `min · 2^failures`, capped, each jittered into its upper half so that many
+/// clients reconnecting after one muster restart do not arrive together. backon's jitter adds
+/// up to the whole delay again (`d` becomes `d..=2d`), so the delays it doubles are halves.
+fn reconnect_waits(options: &EventOptions) -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(options.min_backoff.min(options.max_backoff) / 2)
+        .with_max_delay(options.max_backoff / 2)
+        .with_factor(2.0)
+        .with_jitter()
+        .without_max_times()
 }
 
 async fn connect_once(
@@ -301,9 +302,11 @@ mod tests {
             ..EventOptions::default()
         };
         for _ in 0..50 {
-            let first = backoff(&options, 0);
+            let waits: Vec<Duration> = reconnect_waits(&options).build().take(30).collect();
+            assert_eq!(waits.len(), 30, "the waits never run out");
+            let first = waits[0];
             assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
-            let late = backoff(&options, 30);
+            let late = waits[29];
             assert!(late >= Duration::from_secs(1) && late <= Duration::from_secs(2));
         }
     }

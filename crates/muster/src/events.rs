@@ -55,8 +55,9 @@ pub enum MusterEvent {
 /// How the event stream behaves.
 #[derive(Clone, Debug)]
 pub struct EventOptions {
-    /// A stream with no byte for this long is treated as dead and reconnected (muster sends no
-    /// heartbeat, so on a quiet instance this also re-syncs once per timeout).
+    /// A stream with no event frame for this long is treated as dead and reconnected (comments
+    /// do not count; muster sends no heartbeat, so on a quiet instance this also re-syncs once
+    /// per timeout).
     pub silence_timeout: Duration,
     /// The first reconnect delay; it doubles on every failed attempt.
     pub min_backoff: Duration,

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use countersign_core::answered::AnsweredMessage;
 use countersign_core::render::ReviewView;
-use countersign_core::review::{review_detail, ReviewDetail, ReviewDiff, VersionInfo};
+use countersign_core::review::{review_detail, ReviewDiff, VersionInfo};
 use countersign_core::store::{AuditEntry, Decision, Item, Refusal, RouteRecord};
 use countersign_core::{ItemState, Source, Store};
 use serde::Serialize;
@@ -55,54 +55,44 @@ pub struct ItemDetail {
 impl ItemDetail {
     /// Read and render it all from the mirror.
     pub async fn load(store: &Store, id: i64) -> Result<ItemDetail> {
-        let ReviewDetail {
-            shown,
-            changed_since: _,
-            item,
-            view,
-            versions,
-            diff,
-            routes,
-            redraft_bound,
-            decisions,
-            refusals,
-            audit,
-            remote_allowed,
-            answered,
-            gmail_link,
-            edit: _,
-            edited_by_owner,
-        } = review_detail(store, id, false).await?;
-        let account = store.get_account(&item.summary.account_id).await?;
+        // Field by field, not destructured: what core adds to the review (e.g. the edit form)
+        // is for the app and need not break the CLI.
+        let detail = review_detail(store, id, false).await?;
+        let account = store.get_account(&detail.item.summary.account_id).await?;
         let send_refusal = match account.kind {
             Source::Gmail => countersign_gmail::can_send(&account.granted_scopes)
                 .err()
                 .map(|sentence| sentence.to_string()),
             Source::Muster => None,
         };
-        let refusal_reason = refusals.last().map(|r| r.reason.clone()).or_else(|| {
-            (item.summary.state == ItemState::SendFailed)
-                .then(|| item.summary.state_reason.clone())
-                .flatten()
-        });
+        let summary = &detail.item.summary;
+        let refusal_reason = detail
+            .refusals
+            .last()
+            .map(|r| r.reason.clone())
+            .or_else(|| {
+                (summary.state == ItemState::SendFailed)
+                    .then(|| summary.state_reason.clone())
+                    .flatten()
+            });
         Ok(ItemDetail {
-            shown_version: shown.version,
-            shown_digest: shown.digest,
-            item,
-            view,
-            versions,
-            diff,
-            routes,
-            redraft_bound,
-            decisions,
-            refusals,
-            audit,
-            remote_allowed,
+            shown_version: detail.shown.version,
+            shown_digest: detail.shown.digest,
+            item: detail.item,
+            view: detail.view,
+            versions: detail.versions,
+            diff: detail.diff,
+            routes: detail.routes,
+            redraft_bound: detail.redraft_bound,
+            decisions: detail.decisions,
+            refusals: detail.refusals,
+            audit: detail.audit,
+            remote_allowed: detail.remote_allowed,
             refusal_reason,
             send_refusal,
-            answered,
-            gmail_link,
-            edited_by_owner,
+            answered: detail.answered,
+            gmail_link: detail.gmail_link,
+            edited_by_owner: detail.edited_by_owner,
         })
     }
 }

@@ -3,6 +3,7 @@
 //! pipeline as the draft — sanitized, remote content blocked, attachments listed — or only its
 //! snippet, said so; and for Gmail the thread's other messages (From, Date, snippet).
 
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Serialize;
 
 use crate::domain::Source;
@@ -122,16 +123,18 @@ pub async fn gmail_link_of(store: &Store, item_id: i64) -> Result<Option<String>
     )))
 }
 
+/// What stays as it is in a Gmail link's account and draft parts: RFC 3986's unreserved
+/// characters, and `@` and `+` as Gmail writes addresses there.
+const LINK_SAFE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'@')
+    .remove(b'+');
+
 fn url_component(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'@' | b'+') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(text, LINK_SAFE).to_string()
 }
 
 #[cfg(test)]

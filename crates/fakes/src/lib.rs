@@ -6,6 +6,8 @@
 //! types are declared here again on purpose, so that a client bug cannot be mirrored by the fake.
 //! Every fake binds 127.0.0.1 and can inject faults (see [`server`]).
 
+#![deny(missing_docs)]
+
 pub mod gmail;
 pub mod muster;
 pub mod server;

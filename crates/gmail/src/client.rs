@@ -3,10 +3,14 @@
 //! API reference: <https://developers.google.com/gmail/api/reference/rest>. The resource
 //! modules (`drafts`, `messages`, `history`, `profile`, `tokeninfo`) add the calls themselves.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use backon::Retryable;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::de::DeserializeOwned;
+use tokio::sync::Mutex;
 
 use crate::error::{self, Error, Result};
 use crate::quota::{Method, QuotaLimiter, DEFAULT_UNITS_PER_SECOND};
@@ -157,6 +161,14 @@ impl Call {
         self.query.push((name, value.into()));
         self
     }
+
+    /// A `format=metadata` read answering only the `headers` named (all of them when empty).
+    pub fn metadata(method: Method, path: impl Into<String>, headers: &[&str]) -> Self {
+        headers.iter().fold(
+            Call::get(method, path).query("format", "metadata"),
+            |call, name| call.query("metadataHeaders", *name),
+        )
+    }
 }
 
 impl GmailClient {
@@ -226,38 +238,46 @@ impl GmailClient {
 
     /// Run `call` with quota, one token refresh on 401, and retries when it is a read.
     pub(crate) async fn execute_raw(&self, call: &Call) -> Result<Vec<u8>> {
-        let mut attempt = 0;
-        let mut token = token_for_request(self.inner.tokens.access_token().await)?;
-        let mut refreshed = false;
-        loop {
-            attempt += 1;
-            self.inner.quota.acquire(call.method).await;
-            match self.send_once(call, &token).await {
-                Ok(body) => return Ok(body),
-                // A 401 means Google did nothing with the request, so even a send may be
-                // repeated once with a fresh token.
-                Err(Error::Unauthorized) if !refreshed => {
-                    refreshed = true;
-                    attempt -= 1;
-                    token = token_for_request(self.inner.tokens.refresh_after_rejection().await)?;
-                }
-                Err(err) if call.method.is_read() => {
-                    match self.inner.retry.delay_after(attempt, &err) {
-                        Some(wait) => {
-                            tracing::debug!(
-                                method = call.method.name(),
-                                attempt,
-                                wait_ms = wait.as_millis() as u64,
-                                error = %err,
-                                "retrying gmail read"
-                            );
-                            tokio::time::sleep(wait).await;
-                        }
-                        None => return Err(err),
-                    }
-                }
-                Err(err) => return Err(err),
+        let token = Mutex::new(token_for_request(self.inner.tokens.access_token().await)?);
+        let refreshed = AtomicBool::new(false);
+        let attempt = || self.attempt(call, &token, &refreshed);
+        if !call.method.is_read() {
+            return attempt().await;
+        }
+        attempt
+            .retry(self.inner.retry.backoff())
+            .sleep(tokio::time::sleep)
+            .when(Error::is_retryable)
+            .adjust(RetryPolicy::wait_after)
+            .notify(|err, wait| {
+                tracing::debug!(
+                    method = call.method.name(),
+                    wait_ms = wait.as_millis() as u64,
+                    error = %err,
+                    "retrying gmail read"
+                );
+            })
+            .await
+    }
+
+    /// One attempt of `call` under quota. A 401 means Google did nothing with the request, so
+    /// even a send is repeated once, with a fresh token, over all attempts of the call.
+    async fn attempt(
+        &self,
+        call: &Call,
+        token: &Mutex<String>,
+        refreshed: &AtomicBool,
+    ) -> Result<Vec<u8>> {
+        self.inner.quota.acquire(call.method).await;
+        let current = token.lock().await.clone();
+        match self.send_once(call, &current).await {
+            Err(Error::Unauthorized) if !refreshed.swap(true, Ordering::Relaxed) => {
+                let fresh = token_for_request(self.inner.tokens.refresh_after_rejection().await)?;
+                *token.lock().await = fresh.clone();
+                self.inner.quota.acquire(call.method).await;
+                self.send_once(call, &fresh).await
             }
+            answer => answer,
         }
     }
 
@@ -346,17 +366,16 @@ pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> 
     }
 }
 
+/// RFC 3986 section 2.3's unreserved characters: everything else in an id is encoded.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// Percent-encode an id for use as one path segment.
 pub(crate) fn segment(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(id, UNRESERVED).to_string()
 }
 
 #[cfg(test)]

@@ -14,6 +14,8 @@
 //!
 //! Binaries must filter yup-oauth2's debug logs with [`oauth::LOG_FILTER_DIRECTIVE`].
 
+#![deny(missing_docs)]
+
 mod client;
 pub mod drafts;
 mod error;

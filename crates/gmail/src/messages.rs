@@ -126,14 +126,11 @@ impl GmailClient {
         message_id: &str,
         headers: &[&str],
     ) -> Result<MessageMetadata> {
-        let mut call = Call::get(
+        let call = Call::metadata(
             Method::MessagesGet,
             format!("/messages/{}", segment(message_id)),
-        )
-        .query("format", "metadata");
-        for name in headers {
-            call = call.query("metadataHeaders", *name);
-        }
+            headers,
+        );
         let message: wire::Message = self.execute(&call).await?;
         Ok(MessageMetadata::from_wire(message))
     }

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use rand::Rng;
+use backon::ExponentialBuilder;
 
 use crate::error::Error;
 
@@ -41,25 +41,26 @@ impl RetryPolicy {
         }
     }
 
-    /// How long to wait after `attempt` (1-based) failed with `error`, or `None` to give up.
-    pub fn delay_after(&self, attempt: u32, error: &Error) -> Option<Duration> {
-        if attempt >= self.max_attempts || !error.is_retryable() {
-            return None;
-        }
-        let exponent = attempt.saturating_sub(1).min(16);
-        let backoff = self
-            .initial_backoff
-            .saturating_mul(1 << exponent)
-            .min(self.max_backoff);
-        // Full jitter on half of the backoff: spread retries of parallel reads apart while
-        // still growing the wait.
-        let half = backoff / 2;
-        let jitter = if half.is_zero() {
-            Duration::ZERO
-        } else {
-            rand::thread_rng().gen_range(Duration::ZERO..=half)
-        };
-        let wait = half + jitter;
+    /// The waits between attempts as a `backon` backoff: the n-th wait lies between half and
+    /// all of `initial_backoff · 2^(n-1)`, capped at `max_backoff`.
+    ///
+    /// backon's jitter adds up to the whole current delay again (`d` becomes `d..=2d`), so the
+    /// delays it doubles are half of ours: the spread keeps parallel reads apart while the wait
+    /// still grows.
+    pub fn backoff(&self) -> ExponentialBuilder {
+        let retries = self.max_attempts.saturating_sub(1) as usize;
+        ExponentialBuilder::default()
+            .with_min_delay(self.initial_backoff.min(self.max_backoff) / 2)
+            .with_max_delay(self.max_backoff / 2)
+            .with_factor(2.0)
+            .with_jitter()
+            .with_max_times(retries)
+    }
+
+    /// The wait before retrying after `error`, given backon's next `wait` (`None` once the
+    /// attempts are used up): Google's own retry time wins when it is longer.
+    pub(crate) fn wait_after(error: &Error, wait: Option<Duration>) -> Option<Duration> {
+        let wait = wait?;
         Some(match error.retry_after() {
             Some(asked) => wait.max(asked),
             None => wait,
@@ -69,6 +70,8 @@ impl RetryPolicy {
 
 #[cfg(test)]
 mod tests {
+    use backon::BackoffBuilder;
+
     use super::*;
 
     fn server_error() -> Error {
@@ -85,34 +88,37 @@ mod tests {
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(1000),
         };
-        let first = policy.delay_after(1, &server_error()).unwrap();
-        assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
-        let fourth = policy.delay_after(4, &server_error()).unwrap();
-        assert!(fourth >= Duration::from_millis(400) && fourth <= Duration::from_millis(800));
-        let ninth = policy.delay_after(9, &server_error()).unwrap();
-        assert!(ninth <= Duration::from_millis(1000));
+        for _ in 0..50 {
+            let waits: Vec<Duration> = policy.backoff().build().collect();
+            assert_eq!(waits.len(), 9, "one wait between each two of 10 attempts");
+            let first = waits[0];
+            assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
+            let fourth = waits[3];
+            assert!(fourth >= Duration::from_millis(400) && fourth <= Duration::from_millis(800));
+            assert!(waits.iter().all(|w| *w <= Duration::from_millis(1000)));
+            assert!(waits[8] >= Duration::from_millis(500));
+        }
     }
 
     #[test]
     fn a_retry_time_from_google_is_honoured() {
-        let policy = RetryPolicy::default();
         let limited = Error::RateLimited {
             retry_after: Some(Duration::from_secs(5)),
         };
-        assert!(policy.delay_after(1, &limited).unwrap() >= Duration::from_secs(5));
+        let wait = RetryPolicy::wait_after(&limited, Some(Duration::from_millis(100)));
+        assert_eq!(wait, Some(Duration::from_secs(5)));
+        let short = RetryPolicy::wait_after(&server_error(), Some(Duration::from_millis(100)));
+        assert_eq!(short, Some(Duration::from_millis(100)));
     }
 
     #[test]
     fn not_found_and_missing_scope_are_never_retried() {
-        let policy = RetryPolicy::default();
         let missing = Error::NotFound {
             message: "Requested entity was not found.".into(),
         };
-        assert_eq!(policy.delay_after(1, &missing), None);
-        assert_eq!(
-            policy.delay_after(1, &Error::InsufficientScope { needed: vec![] }),
-            None
-        );
+        assert!(!missing.is_retryable());
+        assert!(!Error::InsufficientScope { needed: vec![] }.is_retryable());
+        assert!(server_error().is_retryable());
     }
 
     #[test]
@@ -121,7 +127,8 @@ mod tests {
             max_attempts: 3,
             ..RetryPolicy::default()
         };
-        assert!(policy.delay_after(2, &server_error()).is_some());
-        assert_eq!(policy.delay_after(3, &server_error()), None);
+        assert_eq!(policy.backoff().build().count(), 2);
+        assert_eq!(RetryPolicy::never().backoff().build().count(), 0);
+        assert_eq!(RetryPolicy::wait_after(&server_error(), None), None);
     }
 }

@@ -27,14 +27,11 @@ impl GmailClient {
         thread_id: &str,
         headers: &[&str],
     ) -> Result<ThreadMetadata> {
-        let mut call = Call::get(
+        let call = Call::metadata(
             Method::ThreadsGet,
             format!("/threads/{}", segment(thread_id)),
-        )
-        .query("format", "metadata");
-        for name in headers {
-            call = call.query("metadataHeaders", *name);
-        }
+            headers,
+        );
         let thread: wire::Thread = self.execute(&call).await?;
         Ok(ThreadMetadata {
             id: thread.id,

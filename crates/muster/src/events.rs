@@ -6,11 +6,17 @@
 //! stream was down); a stream silent for longer than [`EventOptions::silence_timeout`] is
 //! treated as dead and reconnected; reconnects back off exponentially with jitter; a refused
 //! cookie gets the client's one silent re-login.
+//!
+//! The `text/event-stream` framing is `eventsource-stream`'s. muster writes each frame as
+//! `event: <name>\ndata: <json>\n\n` and refuses CR or LF inside the data
+//! (`ZacxDev/muster` internal/sse/broadcaster.go, `ValidData`); it drops events for a
+//! subscriber whose buffer is full, which is one more reason a reconnect re-syncs fully.
 
 use std::time::Duration;
 
+use backon::{BackoffBuilder, ExponentialBuilder};
+use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::StreamExt;
-use rand::Rng;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
 use tokio::sync::mpsc;
@@ -49,8 +55,9 @@ pub enum MusterEvent {
 /// How the event stream behaves.
 #[derive(Clone, Debug)]
 pub struct EventOptions {
-    /// A stream with no byte for this long is treated as dead and reconnected (muster sends no
-    /// heartbeat, so on a quiet instance this also re-syncs once per timeout).
+    /// A stream with no event frame for this long is treated as dead and reconnected (comments
+    /// do not count; muster sends no heartbeat, so on a quiet instance this also re-syncs once
+    /// per timeout).
     pub silence_timeout: Duration,
     /// The first reconnect delay; it doubles on every failed attempt.
     pub min_backoff: Duration,
@@ -96,7 +103,7 @@ enum Ended {
 }
 
 async fn follow(client: MusterClient, options: EventOptions, tx: mpsc::Sender<MusterEvent>) {
-    let mut failures: u32 = 0;
+    let mut waits = reconnect_waits(&options).build();
     let mut down = false;
     loop {
         match connect_once(&client, &options, &tx).await {
@@ -104,7 +111,7 @@ async fn follow(client: MusterClient, options: EventOptions, tx: mpsc::Sender<Mu
             Ended::Retry { reason, connected } => {
                 if connected {
                     // It was up (Connected went out): this is a new outage.
-                    failures = 0;
+                    waits = reconnect_waits(&options).build();
                     down = false;
                 }
                 tracing::debug!(base = %client.base_url(), %reason, "muster event stream ended");
@@ -116,20 +123,21 @@ async fn follow(client: MusterClient, options: EventOptions, tx: mpsc::Sender<Mu
                 }
             }
         }
-        tokio::time::sleep(backoff(&options, failures)).await;
-        failures = failures.saturating_add(1);
+        // Without a limit on attempts the backoff never runs out; the cap is its last value.
+        tokio::time::sleep(waits.next().unwrap_or(options.max_backoff)).await;
     }
 }
 
-/// `min · 2^failures`, capped, then jittered into its upper half so that many clients
-/// reconnecting after one muster restart do not arrive together.
-fn backoff(options: &EventOptions, failures: u32) -> Duration {
-    let base = options
-        .min_backoff
-        .saturating_mul(2u32.saturating_pow(failures.min(20)))
-        .min(options.max_backoff);
-    let half = base / 2;
-    half + half.mul_f64(rand::thread_rng().gen_range(0.0..=1.0))
+/// Reconnect waits: `min · 2^failures`, capped, each jittered into its upper half so that many
+/// clients reconnecting after one muster restart do not arrive together. backon's jitter adds
+/// up to the whole delay again (`d` becomes `d..=2d`), so the delays it doubles are halves.
+fn reconnect_waits(options: &EventOptions) -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(options.min_backoff.min(options.max_backoff) / 2)
+        .with_max_delay(options.max_backoff / 2)
+        .with_factor(2.0)
+        .with_jitter()
+        .without_max_times()
 }
 
 async fn connect_once(
@@ -179,12 +187,12 @@ async fn connect_once(
         reason,
         connected: true,
     };
-    let mut parser = Parser::default();
-    let mut body = response.bytes_stream();
+    // Bytes that are not UTF-8 never complete a frame; the silence timeout then reconnects.
+    let mut frames = response.bytes_stream().eventsource();
     loop {
         // reqwest's per-request timeout covers the whole body, so the stream is read without
         // it and silence is timed here instead.
-        let chunk = match tokio::time::timeout(options.silence_timeout, body.next()).await {
+        let frame = match tokio::time::timeout(options.silence_timeout, frames.next()).await {
             Err(_) => {
                 return ended(format!(
                     "no event for {} ms; reconnecting",
@@ -192,128 +200,64 @@ async fn connect_once(
                 ))
             }
             Ok(None) => return ended("muster closed the event stream".into()),
-            Ok(Some(Err(_))) => return ended("the event stream broke off".into()),
-            Ok(Some(Ok(chunk))) => chunk,
+            Ok(Some(Err(EventStreamError::Transport(_)))) => {
+                return ended("the event stream broke off".into())
+            }
+            Ok(Some(Err(_))) => return ended("the event stream sent an unreadable frame".into()),
+            Ok(Some(Ok(frame))) => frame,
         };
-        for frame in parser.push(&chunk) {
-            if let Some(event) = frame.into_event() {
-                if tx.send(event).await.is_err() {
-                    return Ended::Stop;
-                }
+        if let Some(event) = muster_event(&frame) {
+            if tx.send(event).await.is_err() {
+                return Ended::Stop;
             }
         }
     }
 }
 
-/// One dispatched SSE frame.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Frame {
-    event: Option<String>,
-    data: String,
-}
-
-impl Frame {
-    fn into_event(self) -> Option<MusterEvent> {
-        let name = self.event.as_deref().unwrap_or("message");
-        let make: fn(String) -> MusterEvent = match name {
-            paths::EVENT_DRAFT_CHANGED => |id| MusterEvent::DraftChanged { id },
-            paths::EVENT_ROUTE_CHANGED => |id| MusterEvent::RouteChanged { id },
-            // muster sends other events too (tasks, sessions): not ours.
-            _ => return None,
-        };
-        match serde_json::from_str::<wire::EventData>(&self.data) {
-            Ok(data) if !data.id.is_empty() => Some(make(data.id)),
-            _ => {
-                // We cannot tell what changed: a full re-sync is the safe reading.
-                tracing::warn!(event = name, "unreadable muster event data; re-syncing");
-                Some(MusterEvent::Connected)
-            }
-        }
-    }
-}
-
-/// An incremental parser of the `text/event-stream` format
-/// (<https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation>):
-/// lines end in LF, CRLF or CR; `:` starts a comment; `event` and `data` fields (several `data`
-/// lines join with LF); a blank line dispatches. Bytes are kept until a line is complete, so a
-/// chunk may split a line or a UTF-8 character anywhere.
-#[derive(Debug, Default)]
-struct Parser {
-    line: Vec<u8>,
-    after_cr: bool,
-    event: Option<String>,
-    data: Option<String>,
-}
-
-impl Parser {
-    fn push(&mut self, bytes: &[u8]) -> Vec<Frame> {
-        let mut frames = Vec::new();
-        for &b in bytes {
-            if self.after_cr {
-                self.after_cr = false;
-                if b == b'\n' {
-                    continue;
-                }
-            }
-            match b {
-                b'\n' => self.end_line(&mut frames),
-                b'\r' => {
-                    self.after_cr = true;
-                    self.end_line(&mut frames);
-                }
-                _ => self.line.push(b),
-            }
-        }
-        frames
-    }
-
-    fn end_line(&mut self, frames: &mut Vec<Frame>) {
-        let line = String::from_utf8_lossy(&std::mem::take(&mut self.line)).into_owned();
-        if line.is_empty() {
-            let event = self.event.take();
-            if let Some(data) = self.data.take() {
-                frames.push(Frame { event, data });
-            }
-            return;
-        }
-        if line.starts_with(':') {
-            return;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (line.as_str(), ""),
-        };
-        match field {
-            "event" => self.event = Some(value.to_owned()),
-            "data" => match &mut self.data {
-                Some(data) => {
-                    data.push('\n');
-                    data.push_str(value);
-                }
-                None => self.data = Some(value.to_owned()),
-            },
-            // `id` and `retry` mean nothing for muster (no replay); unknown fields are ignored.
-            _ => {}
+/// What one SSE frame means to the consumer: a change to re-fetch, a full re-sync when the
+/// frame names a change of ours but not which, or nothing (muster's other events).
+fn muster_event(frame: &Event) -> Option<MusterEvent> {
+    let name = frame.event.as_str();
+    let make: fn(String) -> MusterEvent = match name {
+        paths::EVENT_DRAFT_CHANGED => |id| MusterEvent::DraftChanged { id },
+        paths::EVENT_ROUTE_CHANGED => |id| MusterEvent::RouteChanged { id },
+        // muster sends other events too (tasks, sessions): not ours.
+        _ => return None,
+    };
+    match serde_json::from_str::<wire::EventData>(&frame.data) {
+        Ok(data) if !data.id.is_empty() => Some(make(data.id)),
+        _ => {
+            // We cannot tell what changed: a full re-sync is the safe reading.
+            tracing::warn!(event = name, "unreadable muster event data; re-syncing");
+            Some(MusterEvent::Connected)
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::convert::Infallible;
+
     use super::*;
 
-    fn parse_all(chunks: &[&[u8]]) -> Vec<Frame> {
-        let mut parser = Parser::default();
-        chunks.iter().flat_map(|c| parser.push(c)).collect()
+    /// The frames of a body that arrives in `chunks`, read as the stream reads it.
+    async fn parse_all(chunks: &[&[u8]]) -> Vec<Event> {
+        let body = chunks.iter().map(|c| Ok::<_, Infallible>(c.to_vec()));
+        futures_util::stream::iter(body)
+            .eventsource()
+            .map(|frame| frame.expect("a readable frame"))
+            .collect()
+            .await
     }
 
-    #[test]
-    fn musters_stream_yields_one_frame_per_change_and_ignores_the_comment() {
+    #[tokio::test]
+    async fn musters_stream_yields_one_frame_per_change_and_ignores_the_comment() {
         let frames = parse_all(&[
             b": connected\n\nevent: plugin.draft.changed\ndata: {\"id\":\"42\"}\n\n",
             b"event: plugin.route.changed\ndata: {\"id\":\"7\"}\n\n",
-        ]);
-        let events: Vec<_> = frames.into_iter().filter_map(Frame::into_event).collect();
+        ])
+        .await;
+        let events: Vec<_> = frames.iter().filter_map(muster_event).collect();
         assert_eq!(
             events,
             vec![
@@ -323,34 +267,32 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_frame_split_anywhere_and_with_crlf_still_parses() {
+    #[tokio::test]
+    async fn a_frame_split_anywhere_and_with_crlf_still_parses() {
         let whole = "event: plugin.draft.changed\r\ndata: {\"id\":\"é9\"}\r\n\r\n".as_bytes();
         for split in 1..whole.len() {
-            let frames = parse_all(&[&whole[..split], &whole[split..]]);
+            let frames = parse_all(&[&whole[..split], &whole[split..]]).await;
             assert_eq!(frames.len(), 1, "split at {split}");
             assert_eq!(
-                frames.into_iter().next().unwrap().into_event(),
+                muster_event(&frames[0]),
                 Some(MusterEvent::DraftChanged { id: "é9".into() }),
                 "split at {split}"
             );
         }
     }
 
-    #[test]
-    fn unreadable_data_on_a_known_event_asks_for_a_full_resync() {
-        let frames = parse_all(&[b"event: plugin.draft.changed\ndata: {\"nope\n\n"]);
-        assert_eq!(
-            frames.into_iter().next().unwrap().into_event(),
-            Some(MusterEvent::Connected)
-        );
+    #[tokio::test]
+    async fn unreadable_data_on_a_known_event_asks_for_a_full_resync() {
+        let frames = parse_all(&[b"event: plugin.draft.changed\ndata: {\"nope\n\n"]).await;
+        assert_eq!(muster_event(&frames[0]), Some(MusterEvent::Connected));
     }
 
-    #[test]
-    fn other_muster_events_are_not_passed_on() {
-        let frames = parse_all(&[b"event: task.changed\ndata: {\"id\":\"1\"}\n\ndata: x\n\n"]);
+    #[tokio::test]
+    async fn other_muster_events_are_not_passed_on() {
+        let frames =
+            parse_all(&[b"event: task.changed\ndata: {\"id\":\"1\"}\n\ndata: x\n\n"]).await;
         assert_eq!(frames.len(), 2);
-        assert!(frames.into_iter().all(|f| f.into_event().is_none()));
+        assert!(frames.iter().all(|f| muster_event(f).is_none()));
     }
 
     #[test]
@@ -361,9 +303,11 @@ mod tests {
             ..EventOptions::default()
         };
         for _ in 0..50 {
-            let first = backoff(&options, 0);
+            let waits: Vec<Duration> = reconnect_waits(&options).build().take(30).collect();
+            assert_eq!(waits.len(), 30, "the waits never run out");
+            let first = waits[0];
             assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
-            let late = backoff(&options, 30);
+            let late = waits[29];
             assert!(late >= Duration::from_secs(1) && late <= Duration::from_secs(2));
         }
     }

@@ -16,6 +16,8 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(missing_docs)]
+
 mod client;
 mod drafts;
 mod error;

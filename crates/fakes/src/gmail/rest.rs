@@ -26,6 +26,16 @@ use super::state::{Change, State as Mailbox, StoredMessage};
 use super::Shared;
 use crate::server::DropConnection;
 
+mod history;
+mod messages;
+mod profile;
+mod threads;
+
+use history::history_list;
+use messages::{message_json, messages_get, messages_list};
+use profile::profile;
+use threads::threads_get;
+
 /// What the handlers need of a request besides path and body.
 pub(crate) struct Req {
     pub http_method: String,
@@ -256,69 +266,6 @@ fn message_labels(m: &StoredMessage) -> Value {
     json!({"id": m.id, "threadId": m.thread_id, "labelIds": m.label_ids})
 }
 
-fn content_type(raw: &[u8]) -> String {
-    mime::header(raw, "Content-Type")
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_else(|| "text/plain".to_owned())
-}
-
-/// A `Message` resource in `format`.
-fn message_json(m: &StoredMessage, format: &str, only_headers: &[&str]) -> Result<Value, ApiError> {
-    let mut v = json!({
-        "id": m.id,
-        "threadId": m.thread_id,
-        "labelIds": m.label_ids,
-        "snippet": mime::snippet(&m.raw),
-        "sizeEstimate": m.raw.len(),
-        "historyId": m.history_id.to_string(),
-        "internalDate": m.internal_date_ms.to_string(),
-    });
-    let headers = || -> Vec<Value> {
-        mime::headers(&m.raw)
-            .into_iter()
-            .filter(|(n, _)| {
-                only_headers.is_empty() || only_headers.iter().any(|h| h.eq_ignore_ascii_case(n))
-            })
-            .map(|(name, value)| json!({"name": name, "value": value}))
-            .collect()
-    };
-    match format {
-        "minimal" => {}
-        "raw" => v["raw"] = json!(encode_raw(&m.raw)),
-        "metadata" => {
-            v["payload"] = json!({
-                "partId": "",
-                "mimeType": content_type(&m.raw),
-                "filename": "",
-                "headers": headers(),
-                "body": {"size": 0},
-            })
-        }
-        "full" => {
-            let body = mime::body(&m.raw);
-            v["payload"] = json!({
-                "partId": "",
-                "mimeType": content_type(&m.raw),
-                "filename": "",
-                "headers": headers(),
-                "body": {"size": body.len(), "data": encode_raw(body)},
-            })
-        }
-        other => {
-            return Err(ApiError::invalid(format!(
-                "Invalid value at 'format' ({other})"
-            )))
-        }
-    }
-    Ok(v)
-}
-
 fn page(req: &Req, total: usize) -> Result<(usize, usize), ApiError> {
     let max = match req.param("maxResults") {
         Some(v) => v
@@ -526,200 +473,4 @@ fn send(s: &mut Mailbox, body: DraftBody, raw: Option<Vec<u8>>) -> Result<Answer
     let thread = body.message.and_then(|m| m.thread_id);
     let sent = s.send_draft(&id, raw, thread)?;
     Ok(Answer::Json(message_labels(&sent)))
-}
-
-/// Whether `m` matches the Gmail search `q` (the operators Countersign needs, and plain words).
-fn matches_query(m: &StoredMessage, q: &str) -> bool {
-    q.split_whitespace().all(|term| {
-        let lower = term.to_ascii_lowercase();
-        let has = |label: &str| m.label_ids.iter().any(|l| l.eq_ignore_ascii_case(label));
-        if let Some(id) = lower.strip_prefix("rfc822msgid:") {
-            let want = id.trim_start_matches('<').trim_end_matches('>');
-            mime::header(&m.raw, "Message-ID").is_some_and(|v| {
-                v.trim()
-                    .trim_start_matches('<')
-                    .trim_end_matches('>')
-                    .eq_ignore_ascii_case(want)
-            })
-        } else if let Some(place) = lower.strip_prefix("in:") {
-            match place {
-                "anywhere" => true,
-                "draft" | "drafts" => has("DRAFT"),
-                other => has(other),
-            }
-        } else if let Some(label) = lower.strip_prefix("label:") {
-            has(label)
-        } else if let Some(state) = lower.strip_prefix("is:") {
-            has(state)
-        } else {
-            String::from_utf8_lossy(&m.raw)
-                .to_ascii_lowercase()
-                .contains(&lower)
-        }
-    })
-}
-
-async fn messages_list(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::MESSAGES_LIST, &req, &user, |s| {
-        let labels = req.params("labelIds");
-        let q = req.param("q").unwrap_or_default();
-        let spam_trash = req.param("includeSpamTrash") == Some("true");
-        let found: Vec<&StoredMessage> = s
-            .messages_newest_first()
-            .into_iter()
-            .filter(|m| spam_trash || !m.label_ids.iter().any(|l| l == "SPAM" || l == "TRASH"))
-            .filter(|m| labels.iter().all(|l| m.label_ids.iter().any(|x| x == l)))
-            .filter(|m| matches_query(m, q))
-            .collect();
-        let (start, max) = page(&req, found.len())?;
-        let end = (start + max).min(found.len());
-        let mut v = json!({"resultSizeEstimate": found.len()});
-        if end > start {
-            v["messages"] = json!(found[start..end]
-                .iter()
-                .map(|m| message_ref(m))
-                .collect::<Vec<_>>());
-        }
-        if end < found.len() {
-            v["nextPageToken"] = json!(end.to_string());
-        }
-        Ok(Answer::Json(v))
-    })
-    .await
-}
-
-async fn messages_get(
-    State(sh): State<Arc<Shared>>,
-    Path((user, id)): Path<(String, String)>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::MESSAGES_GET, &req, &user, |s| {
-        let m = s.messages.get(&id).ok_or_else(ApiError::not_found)?;
-        let format = req.param("format").unwrap_or("full").to_ascii_lowercase();
-        Ok(Answer::Json(message_json(
-            m,
-            &format,
-            &req.params("metadataHeaders"),
-        )?))
-    })
-    .await
-}
-
-/// `threads.get`: the thread's messages oldest first, each as `messages.get` would give it in
-/// `format` (`full`, `metadata` or `minimal`; Google refuses `raw` for threads). A thread
-/// whose messages are all gone is "not found", as in Gmail.
-async fn threads_get(
-    State(sh): State<Arc<Shared>>,
-    Path((user, id)): Path<(String, String)>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::THREADS_GET, &req, &user, |s| {
-        let format = req.param("format").unwrap_or("full").to_ascii_lowercase();
-        if !matches!(format.as_str(), "full" | "metadata" | "minimal") {
-            return Err(ApiError::invalid(format!(
-                "Invalid value at 'format' ({format})"
-            )));
-        }
-        let mut in_thread: Vec<&StoredMessage> =
-            s.messages.values().filter(|m| m.thread_id == id).collect();
-        if in_thread.is_empty() {
-            return Err(ApiError::not_found());
-        }
-        in_thread.sort_by_key(|m| (m.internal_date_ms, m.seq));
-        let headers = req.params("metadataHeaders");
-        let messages = in_thread
-            .iter()
-            .map(|m| {
-                if format == "minimal" {
-                    Ok(message_labels(m))
-                } else {
-                    message_json(m, &format, &headers)
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let history_id = in_thread.iter().map(|m| m.history_id).max().unwrap_or(0);
-        Ok(Answer::Json(json!({
-            "id": id,
-            "snippet": mime::snippet(&in_thread[in_thread.len() - 1].raw),
-            "historyId": history_id.to_string(),
-            "messages": messages,
-        })))
-    })
-    .await
-}
-
-async fn history_list(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::HISTORY_LIST, &req, &user, |s| {
-        let start: u64 = req
-            .param("startHistoryId")
-            .ok_or_else(|| ApiError::invalid("Missing required field: startHistoryId"))?
-            .parse()
-            .map_err(|_| ApiError::invalid("Invalid startHistoryId"))?;
-        // Gmail keeps a limited window of history; an id from before it is "not found".
-        if start < s.history_floor {
-            return Err(ApiError::not_found());
-        }
-        let label = req.param("labelId");
-        let types = req.params("historyTypes");
-        let events: Vec<Value> = s
-            .history
-            .iter()
-            .filter(|e| e.id > start)
-            .filter(|e| label.is_none_or(|l| e.label_ids.iter().any(|x| x == l)))
-            .filter(|e| s.history_reports_deletions || matches!(e.change, Change::Added))
-            .filter(|e| {
-                types.is_empty()
-                    || types.iter().any(|t| match e.change {
-                        Change::Added => *t == "messageAdded",
-                        Change::Deleted => *t == "messageDeleted",
-                    })
-            })
-            .map(|e| {
-                let m =
-                    json!({"id": e.message_id, "threadId": e.thread_id, "labelIds": e.label_ids});
-                let key = match e.change {
-                    Change::Added => "messagesAdded",
-                    Change::Deleted => "messagesDeleted",
-                };
-                json!({
-                    "id": e.id.to_string(),
-                    "messages": [{"id": e.message_id, "threadId": e.thread_id}],
-                    key: [{"message": m}],
-                })
-            })
-            .collect();
-        let (from, max) = page(&req, events.len())?;
-        let end = (from + max).min(events.len());
-        let mut v = json!({"historyId": s.history_id.to_string()});
-        if end > from {
-            v["history"] = json!(events[from..end]);
-        }
-        if end < events.len() {
-            v["nextPageToken"] = json!(end.to_string());
-        }
-        Ok(Answer::Json(v))
-    })
-    .await
-}
-
-async fn profile(State(sh): State<Arc<Shared>>, Path(user): Path<String>, req: Req) -> Response {
-    run(&sh, &scopes::GET_PROFILE, &req, &user, |s| {
-        let threads: std::collections::HashSet<&String> =
-            s.messages.values().map(|m| &m.thread_id).collect();
-        Ok(Answer::Json(json!({
-            "emailAddress": s.email,
-            "messagesTotal": s.messages.len(),
-            "threadsTotal": threads.len(),
-            "historyId": s.history_id.to_string(),
-        })))
-    })
-    .await
 }

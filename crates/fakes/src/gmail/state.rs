@@ -10,6 +10,9 @@ use serde::Serialize;
 use super::errors::ApiError;
 use super::mime;
 
+mod faults;
+mod grants;
+
 /// History ids start here, like a mailbox that has lived a while.
 const FIRST_HISTORY_ID: u64 = 1000;
 /// Lifetime of an access token, as Google gives it.
@@ -442,110 +445,5 @@ impl State {
     pub fn expire_history(&mut self) {
         self.history_floor = self.history_id;
         self.history.clear();
-    }
-
-    /// Take one injected failure for `method`, if any.
-    pub fn take_fail(&mut self, method: &str) -> Option<FailFault> {
-        let fault = self.fail.get_mut(method)?;
-        if fault.remaining == 0 {
-            return None;
-        }
-        fault.remaining -= 1;
-        let taken = fault.clone();
-        if fault.remaining == 0 {
-            self.fail.remove(method);
-        }
-        Some(taken)
-    }
-
-    pub fn take_delay(&mut self, method: &str) -> Option<Duration> {
-        let fault = self.delay.get_mut(method)?;
-        let delay = fault.delay;
-        match &mut fault.remaining {
-            None => {}
-            Some(0) => {
-                self.delay.remove(method);
-                return None;
-            }
-            Some(n) => {
-                *n -= 1;
-                if *n == 0 {
-                    self.delay.remove(method);
-                }
-            }
-        }
-        Some(delay)
-    }
-
-    pub fn take_drop(&mut self, method: &str) -> bool {
-        match self.drop.get_mut(method) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                if *n == 0 {
-                    self.drop.remove(method);
-                }
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Issue an access token (and optionally a refresh token) for `scopes`.
-    pub fn issue(&mut self, scopes: Vec<String>, with_refresh: bool) -> (String, Option<String>) {
-        let refresh = with_refresh.then(|| {
-            let token = self.new_secret("1//fake-refresh-");
-            self.refresh_tokens.insert(
-                token.clone(),
-                RefreshGrant {
-                    scopes: scopes.clone(),
-                    revoked: false,
-                    issued_at: Instant::now(),
-                },
-            );
-            token
-        });
-        let access = self.new_secret("ya29.fake-");
-        self.access_tokens.insert(
-            access.clone(),
-            Grant {
-                scopes,
-                expires_at: Instant::now() + Duration::from_secs(ACCESS_TOKEN_SECONDS),
-                refresh_token: refresh.clone(),
-            },
-        );
-        (access, refresh)
-    }
-
-    /// Revoke every refresh token, and the access tokens issued with them, as Google does when
-    /// the user removes the app's access.
-    pub fn revoke_all(&mut self) {
-        for grant in self.refresh_tokens.values_mut() {
-            grant.revoked = true;
-        }
-        self.access_tokens.clear();
-    }
-
-    /// Whether a refresh token may still be used: not revoked, not past its lifetime.
-    pub fn refresh_grant(&self, refresh_token: &str) -> Option<&RefreshGrant> {
-        self.refresh_tokens.get(refresh_token).filter(|g| {
-            !g.revoked
-                && self
-                    .refresh_token_lifetime
-                    .is_none_or(|life| g.issued_at.elapsed() < life)
-        })
-    }
-
-    pub fn expire_access_tokens(&mut self) {
-        let past = Instant::now();
-        for grant in self.access_tokens.values_mut() {
-            grant.expires_at = past;
-        }
-    }
-
-    /// The live grant of an access token.
-    pub fn grant(&self, access_token: &str) -> Option<&Grant> {
-        self.access_tokens
-            .get(access_token)
-            .filter(|g| g.expires_at > Instant::now())
     }
 }

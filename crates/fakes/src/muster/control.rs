@@ -74,6 +74,11 @@ fn answer<T: serde::Serialize>(result: Result<T, ApiError>) -> Response {
     }
 }
 
+/// A control call's answer that is one draft: `{"draft": …}`.
+fn draft_answer<T: serde::Serialize>(draft: Result<T, ApiError>) -> Response {
+    answer(draft.map(|draft| json!({ "draft": draft })))
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct NewPlugin {
@@ -129,11 +134,10 @@ async fn file_draft(
     Json(body): Json<NewDraft>,
 ) -> Response {
     let mut store = shared.store();
-    answer(
+    draft_answer(
         store
             .file_draft(&route, &body.text)
-            .and_then(|id| store.get_draft(&id))
-            .map(|draft| json!({ "draft": draft })),
+            .and_then(|id| store.get_draft(&id)),
     )
 }
 
@@ -157,21 +161,15 @@ async fn record_check(
         "refused" => CheckVerdict::Refused,
         _ => return ApiError::new(400, "verdict must be sendable or refused").into_response(),
     };
-    answer(
+    draft_answer(
         shared
             .store()
-            .record_check(&id, verdict, body.detail.as_deref())
-            .map(|draft| json!({ "draft": draft })),
+            .record_check(&id, verdict, body.detail.as_deref()),
     )
 }
 
 async fn claim(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
-    answer(
-        shared
-            .store()
-            .claim(&id)
-            .map(|draft| json!({ "draft": draft })),
-    )
+    draft_answer(shared.store().claim(&id))
 }
 
 #[derive(Deserialize)]
@@ -185,11 +183,10 @@ async fn report_result(
     Path(id): Path<String>,
     Json(body): Json<SendResult>,
 ) -> Response {
-    answer(
+    draft_answer(
         shared
             .store()
-            .report_result(&id, body.ok, body.detail.as_deref())
-            .map(|draft| json!({ "draft": draft })),
+            .report_result(&id, body.ok, body.detail.as_deref()),
     )
 }
 
@@ -198,12 +195,7 @@ async fn file_chief_draft(
     Path(id): Path<String>,
     Json(body): Json<ChiefDraft>,
 ) -> Response {
-    answer(
-        shared
-            .store()
-            .file_chief_draft(&id, &body.text)
-            .map(|draft| json!({ "draft": draft })),
-    )
+    draft_answer(shared.store().file_chief_draft(&id, &body.text))
 }
 
 #[derive(Deserialize)]

@@ -1,0 +1,200 @@
+//! Reading a draft's MIME structure and bodies into the view: the shown HTML and text, and
+//! the warnings a broken structure or charset earns.
+
+use std::collections::{HashMap, HashSet};
+
+use mail_parser::{Message, MessagePart, MimeHeaders, PartType};
+
+use super::super::sanitize::{self, CidImage};
+use super::super::{sniff, text};
+use super::headers::{is_known_charset, printable};
+use super::{RenderOptions, ReviewView, Warning, WarningKind};
+
+fn part_label(id: usize, part: &MessagePart<'_>) -> String {
+    match (id, part.attachment_name()) {
+        (0, _) => "The body".to_owned(),
+        (_, Some(name)) => format!("Part {id} (\u{201c}{}\u{201d})", printable(name, 80)),
+        (_, None) => format!("Part {id}"),
+    }
+}
+
+/// The part shown as the body when the structure gave none: a multipart whose boundary is
+/// missing or never appears leaves its whole content in one undivided part.
+pub(super) fn fallback_body_part(message: &Message<'_>) -> Option<usize> {
+    let has_body = message
+        .html_body
+        .iter()
+        .chain(&message.text_body)
+        .any(|&id| {
+            message
+                .parts
+                .get(id as usize)
+                .is_some_and(|p| matches!(p.body, PartType::Text(_) | PartType::Html(_)))
+        });
+    let root = message.parts.first()?;
+    let multipart = content_type_of(root).is_some_and(|t| t.starts_with("multipart/"));
+    (!has_body && multipart && !matches!(root.body, PartType::Multipart(_))).then_some(0)
+}
+
+pub(super) fn content_type_of(part: &MessagePart<'_>) -> Option<String> {
+    part.content_type().map(|ct| match ct.subtype() {
+        Some(sub) => format!("{}/{}", ct.ctype(), sub).to_ascii_lowercase(),
+        None => ct.ctype().to_ascii_lowercase(),
+    })
+}
+
+pub(super) fn read_structure_warnings(
+    message: &Message<'_>,
+    raw: &[u8],
+    warnings: &mut Vec<Warning>,
+) {
+    for (id, part) in message.parts.iter().enumerate() {
+        let label = part_label(id, part);
+        let ctype = content_type_of(part).unwrap_or_default();
+        if ctype.starts_with("multipart/") {
+            let boundary = part.content_type().and_then(|ct| ct.attribute("boundary"));
+            match (boundary, &part.body) {
+                (None, _) => warnings.push(Warning {
+                    kind: WarningKind::MissingBoundary,
+                    message: format!(
+                        "{label} is {ctype} without a boundary, so its parts cannot be told \
+                         apart; it is shown as raw text."
+                    ),
+                }),
+                (Some(b), PartType::Multipart(_)) => {
+                    let close = format!("--{b}--");
+                    let start = (part.offset_body as usize).min(raw.len());
+                    if !sniff::contains(&raw[start..], close.as_bytes()) {
+                        warnings.push(Warning {
+                            kind: WarningKind::TruncatedPart,
+                            message: format!(
+                                "{label} ({ctype}) never reaches its closing boundary: the \
+                                 message may be cut off."
+                            ),
+                        });
+                    }
+                }
+                (Some(_), _) => warnings.push(Warning {
+                    kind: WarningKind::MissingBoundary,
+                    message: format!(
+                        "{label} is {ctype} but its boundary never appears in the body; it is \
+                         shown as raw text."
+                    ),
+                }),
+            }
+            continue;
+        }
+        if part.is_encoding_problem {
+            let no_body = id == 0
+                && matches!(&part.body, PartType::Text(t) if t.is_empty())
+                && part.offset_body as usize >= raw.len();
+            warnings.push(Warning {
+                kind: WarningKind::TruncatedPart,
+                message: if no_body {
+                    "The draft ends after its headers: it has no body.".to_owned()
+                } else {
+                    format!(
+                        "{label} is damaged or cut off and could not be decoded; what could be \
+                         read is kept as it is."
+                    )
+                },
+            });
+        }
+        if let PartType::Text(t) | PartType::Html(t) = &part.body {
+            let charset = part.content_type().and_then(|ct| ct.attribute("charset"));
+            if let Some(cs) = charset {
+                if !is_known_charset(cs) {
+                    warnings.push(Warning {
+                        kind: WarningKind::UnknownCharset,
+                        message: format!(
+                            "{label} declares the unknown charset \"{}\"; it is read as \
+                             UTF-8 and may show wrong characters.",
+                            printable(cs, 40)
+                        ),
+                    });
+                    continue;
+                }
+            }
+            if t.contains('\u{fffd}') {
+                let cs = printable(charset.unwrap_or("us-ascii"), 40);
+                warnings.push(Warning {
+                    kind: WarningKind::BrokenCharset,
+                    message: format!(
+                        "{label} contains bytes that are not valid {cs}; they show as \u{fffd}."
+                    ),
+                });
+            }
+        }
+    }
+}
+
+pub(super) fn read_bodies(
+    message: &Message<'_>,
+    cids: HashMap<String, CidImage>,
+    options: &RenderOptions,
+    view: &mut ReviewView,
+) -> HashSet<String> {
+    let mut html_source = String::new();
+    for &id in &message.html_body {
+        if let Some(PartType::Html(h)) = message.parts.get(id as usize).map(|p| &p.body) {
+            html_source.push_str(h);
+        }
+    }
+    let mut texts = Vec::new();
+    for &id in &message.text_body {
+        if let Some(PartType::Text(t)) = message.parts.get(id as usize).map(|p| &p.body) {
+            texts.push(t.as_ref());
+        }
+    }
+    // A multipart that lost its boundary leaves no body at all: show its raw text instead of
+    // an empty review (the warning explains why).
+    let mut fallback = String::new();
+    if let Some(id) = fallback_body_part(message) {
+        match &message.parts[id].body {
+            PartType::Text(t) | PartType::Html(t) => fallback.push_str(t),
+            PartType::Binary(b) | PartType::InlineBinary(b) => {
+                fallback.push_str(&String::from_utf8_lossy(b))
+            }
+            _ => {}
+        }
+    }
+    if !fallback.is_empty() {
+        texts.push(&fallback);
+    }
+    // Shown text uses \n line ends whatever the wire form (CRLF) is, so diffs compare words.
+    let text_source = texts.join("\n\n").replace("\r\n", "\n");
+
+    let fragment;
+    let mut used_cids = HashSet::new();
+    if !html_source.is_empty() {
+        let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
+        view.remote_content.blocked_count = clean.blocked_count;
+        view.remote_content.urls = clean.remote_urls;
+        used_cids = clean.used_cids.into_iter().collect();
+        for cid in clean.missing_cids {
+            view.warnings.push(Warning {
+                kind: WarningKind::MissingInlineImage,
+                message: format!(
+                    "The body shows the inline image \"cid:{}\", but the draft contains no \
+                     image part with that Content-ID; the recipient will see a broken image.",
+                    printable(&cid, 80)
+                ),
+            });
+        }
+        fragment = clean.fragment;
+    } else if !text_source.is_empty() {
+        fragment = text::text_to_html(&text_source);
+        view.html_derived = true;
+    } else {
+        fragment = String::new();
+    }
+    if !text_source.is_empty() {
+        view.text_body = text_source;
+    } else if !fragment.is_empty() {
+        view.text_body = text::html_to_text(&fragment);
+        view.text_derived = true;
+    }
+    view.links = text::extract_links(&fragment);
+    view.html_body = sanitize::wrap_document(&fragment, options.allow_remote_content);
+    used_cids
+}

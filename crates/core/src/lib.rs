@@ -7,6 +7,7 @@
 //! it talks to the services only through `countersign-gmail` and `countersign-muster`,
 //! converting their wire types at the boundary.
 
+pub mod actions;
 pub mod answered;
 pub mod app;
 pub mod autostart;

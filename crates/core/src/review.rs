@@ -107,7 +107,7 @@ pub async fn review_detail_since(
     load_remote: bool,
     since: Option<&str>,
 ) -> Result<ReviewDetail> {
-    let item = store.get_item(item_id).await?;
+    let mut item = store.get_item(item_id).await?;
     let account = store.get_account(&item.summary.account_id).await?;
     let settings = store.settings().await?;
     let allow_remote =
@@ -130,6 +130,12 @@ pub async fn review_detail_since(
         is_reply: item.answers_json.is_some(),
     };
     let view = render_version(current, &options);
+    // The detail knows the size the row does not: an oversized Gmail message is not approvable.
+    item.summary.actions = crate::actions::allowed_actions(
+        &item.summary,
+        Some(current.content.bytes().len()),
+        chrono::Utc::now(),
+    );
     let diff = match previous_version(&versions, current) {
         Some(previous) => Some(ReviewDiff {
             base: DiffBase::PreviousVersion,

@@ -1,6 +1,7 @@
 //! Integration tests of countersign-core on real SQLite files in temp dirs, against the fakes
 //! on 127.0.0.1.
 
+mod actions;
 mod autostart;
 mod binding;
 mod gmail_behaviour;

@@ -82,6 +82,9 @@ pub struct AppStatus {
     pub dispatching: bool,
     /// Demo mode (the UI shows a "Demo" badge).
     pub demo: bool,
+    /// Every item state in the order the filter and the counts show them (core's
+    /// `ItemState::ALL`; the UI keeps no copy).
+    pub state_order: Vec<ItemState>,
 }
 
 /// The queue: items matching `filter`, pending first.
@@ -397,6 +400,7 @@ pub async fn status(state: State<'_, AppState>) -> Result<AppStatus, UiError> {
         paused: store.settings().await?.paused,
         dispatching: state.app().is_ok_and(|app| app.is_dispatcher()),
         demo: state.is_demo(),
+        state_order: ItemState::ALL.to_vec(),
     })
 }
 

@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+use countersign_core::actions::Action;
+use countersign_core::decide::{self, UndoWindow};
+use countersign_core::review::review_detail;
 use countersign_e2e::desktop::skip_or_fail;
 use countersign_e2e::fixture::{eventually, gmail_reply, Fixture, TEST_UNDO_SECS};
 
@@ -71,6 +74,18 @@ async fn z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent() 
         .file_draft(&gmail_reply(1, "Quote", "It is 40 EUR."), None);
     fixture.sync(&account).await.unwrap();
     let item = fixture.item(&draft.id).await.unwrap();
+    // A second draft Google refuses to send (no recipient: 400 "Invalid To header"), approved
+    // before the app starts: the app's dispatcher meets the refusal.
+    let refused_draft = fixture.gmail.file_draft(
+        b"From: owner@example.com\r\nSubject: To no one\r\n\r\nHello.\r\n",
+        None,
+    );
+    fixture.sync(&account).await.unwrap();
+    let refused = fixture.item(&refused_draft.id).await.unwrap();
+    let shown = decide::current(&fixture.store, refused.id).await.unwrap();
+    decide::approve(&fixture.store, &shown, UndoWindow::None, "owner via test")
+        .await
+        .unwrap();
 
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();
@@ -90,6 +105,24 @@ async fn z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent() 
         "an undone approval sends nothing"
     );
     assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
+
+    // The refused Gmail draft is still in Drafts: core offers approving it again, and the
+    // button follows core's detail (the UI once kept its own rule and disabled it).
+    open_item(session, refused.id).await.or_log(&app);
+    wait_detail_state(session, "send_failed").await.or_log(&app);
+    let detail = review_detail(&fixture.store, refused.id, false)
+        .await
+        .unwrap();
+    let approve = detail
+        .item
+        .summary
+        .actions
+        .iter()
+        .find(|a| a.action == Action::Approve)
+        .cloned()
+        .unwrap();
+    assert!(approve.allowed, "core allows it: {approve:?}");
+    wait_approve(session, approve.allowed).await.or_log(&app);
     app.quit().await.unwrap();
 }
 

@@ -6,7 +6,7 @@ use countersign_core::answered::AnsweredMessage;
 use countersign_core::render::ReviewView;
 use countersign_core::review::{review_detail, ReviewDetail, ReviewDiff, VersionInfo};
 use countersign_core::store::{AuditEntry, Decision, Item, Refusal, RouteRecord};
-use countersign_core::{ItemState, Source, Store};
+use countersign_core::{ItemState, Store};
 use serde::Serialize;
 
 /// Everything `show` prints about one item.
@@ -70,12 +70,7 @@ impl ItemDetail {
             gmail_link,
         } = review_detail(store, id, false).await?;
         let account = store.get_account(&item.summary.account_id).await?;
-        let send_refusal = match account.kind {
-            Source::Gmail => countersign_gmail::can_send(&account.granted_scopes)
-                .err()
-                .map(|sentence| sentence.to_string()),
-            Source::Muster => None,
-        };
+        let send_refusal = countersign_core::actions::send_refusal(&account);
         let refusal_reason = refusals.last().map(|r| r.reason.clone()).or_else(|| {
             (item.summary.state == ItemState::SendFailed)
                 .then(|| item.summary.state_reason.clone())

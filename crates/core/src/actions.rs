@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{DecisionKind, DecisionState, ItemState, Source};
-use crate::store::{ItemSummary, LiveDecision};
+use crate::store::{Account, ItemSummary, LiveDecision};
 
 /// Something the owner can do to an item from the review screen or the CLI. New actions (an
 /// `Edit` of a Gmail text body) are added here with their rule in [`allowed_actions`].
@@ -20,6 +20,17 @@ pub enum Action {
     Reject,
     /// Take back the decision waiting in its undo window.
     Undo,
+}
+
+impl Action {
+    /// The name `--json` and the UI use, which is also the CLI command.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Approve => "approve",
+            Action::Reject => "reject",
+            Action::Undo => "undo",
+        }
+    }
 }
 
 /// Whether one [`Action`] is open on an item.
@@ -101,6 +112,18 @@ pub fn undoable(
         ));
     }
     Ok(())
+}
+
+/// Why `account` cannot send at all, when its granted scopes do not allow it (Gmail connected
+/// read-only); `None` when it can. Approving stays open: the dispatcher refuses the send with
+/// this sentence, and the item becomes decidable again once the account is reconnected.
+pub fn send_refusal(account: &Account) -> Option<String> {
+    match account.kind {
+        Source::Gmail => countersign_gmail::can_send(&account.granted_scopes)
+            .err()
+            .map(|sentence| sentence.to_string()),
+        Source::Muster => None,
+    }
 }
 
 /// The sentence when there is no decision to take back.

@@ -92,8 +92,8 @@ impl ItemState {
     /// All states, in the order the queue lists them.
     pub const ALL: [ItemState; 9] = [
         ItemState::Pending,
-        ItemState::AwaitingCheck,
         ItemState::Conflict,
+        ItemState::AwaitingCheck,
         ItemState::Queued,
         ItemState::Sending,
         ItemState::SendFailed,

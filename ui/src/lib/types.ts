@@ -17,18 +17,18 @@ export type ItemState =
   | "conflict"
   | "gone";
 
-/** Every state, in the order the filter and the counts show them. */
-export const ALL_STATES: ItemState[] = [
-  "pending",
-  "awaiting_check",
-  "queued",
-  "sending",
-  "sent",
-  "rejected",
-  "send_failed",
-  "conflict",
-  "gone",
-];
+/** Something the owner can do to an item (core's `actions::Action`). */
+export type Action = "approve" | "reject" | "undo";
+
+/** Whether an action is open on an item, and core's sentence when it is not
+ * (core's `actions::ActionState`: the UI enables and explains from this, deciding nothing). */
+export interface ActionState {
+  action: Action;
+  allowed: boolean;
+  whyNot: string | null;
+  /** RFC 3339: when an allowed action closes by itself (the end of the undo window). */
+  until: string | null;
+}
 
 /** The decision on its way for an item ("sending in 7 s"). */
 export interface LiveDecision {
@@ -60,6 +60,8 @@ export interface ItemSummary {
   accountOnline: boolean;
   /** RFC 3339. */
   updatedAt: string;
+  /** What the owner may do now, as core decided when the row was read. */
+  actions: ActionState[];
 }
 
 /** The full item (core's `Item`: the summary flattened plus mirror-only fields). */
@@ -327,6 +329,8 @@ export interface AppStatus {
   paused: boolean;
   dispatching: boolean;
   demo: boolean;
+  /** Every state in the order the filter and the counts show them (from core). */
+  stateOrder: ItemState[];
 }
 
 /** What every failing command rejects with (the shell's `UiError`). */

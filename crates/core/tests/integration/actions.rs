@@ -184,18 +184,18 @@ async fn an_action_is_offered_exactly_when_core_accepts_it_in_every_state_and_so
     let expected = [
         (Source::Gmail, ItemState::Pending, Action::Approve),
         (Source::Gmail, ItemState::Pending, Action::Reject),
-        (Source::Gmail, ItemState::AwaitingCheck, Action::Reject),
         (Source::Gmail, ItemState::Conflict, Action::Approve),
         (Source::Gmail, ItemState::Conflict, Action::Reject),
+        (Source::Gmail, ItemState::AwaitingCheck, Action::Reject),
         (Source::Gmail, ItemState::Queued, Action::Undo),
         // Google refused the send; the draft is still in Drafts: decide again.
         (Source::Gmail, ItemState::SendFailed, Action::Approve),
         (Source::Gmail, ItemState::SendFailed, Action::Reject),
         (Source::Muster, ItemState::Pending, Action::Approve),
         (Source::Muster, ItemState::Pending, Action::Reject),
-        (Source::Muster, ItemState::AwaitingCheck, Action::Reject),
         (Source::Muster, ItemState::Conflict, Action::Approve),
         (Source::Muster, ItemState::Conflict, Action::Reject),
+        (Source::Muster, ItemState::AwaitingCheck, Action::Reject),
         (Source::Muster, ItemState::Queued, Action::Undo),
     ];
     assert_eq!(offered, expected);

@@ -250,10 +250,8 @@ impl RunningApp {
                 },
             };
             if let Err(e) = result {
-                let _ = self
-                    .store
-                    .record_sync_failure(&account.id, &e.to_string(), false)
-                    .await;
+                tracing::warn!(account = %account.id, error = %e, "sync failed");
+                crate::reachability::record_failure(&self.store, &account.id, &e).await;
             }
         }
         (self.on_event)(AppEvent::ItemsChanged);

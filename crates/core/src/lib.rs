@@ -17,6 +17,7 @@ pub mod error;
 pub mod live;
 pub mod outbox;
 pub mod paths;
+pub mod reachability;
 pub mod render;
 pub mod review;
 pub mod secrets;

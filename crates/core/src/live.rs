@@ -13,6 +13,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use crate::error::Result;
+use crate::reachability::{self, Failure};
 use crate::services::Services;
 use crate::store::{Account, Refusal, Store};
 use crate::sync::{muster::apply_event, sync_gmail_with, Listing};
@@ -63,7 +64,7 @@ pub async fn follow_muster(
         match apply_event(&store, &account, &client, &event).await {
             Ok(Some(report)) => {
                 if matches!(event, MusterEvent::Connected) {
-                    let _ = store.set_account_online(&account.id, true, None).await;
+                    reachability::record_answered(&store, &account.id).await;
                     on_change(LiveChange::Reachability {
                         account_id: account.id.clone(),
                         online: true,
@@ -76,21 +77,28 @@ pub async fn follow_muster(
                 });
             }
             Ok(None) => {
-                let detail = match &event {
-                    MusterEvent::Disconnected { reason } => reason.clone(),
-                    _ => "sign in to muster again".into(),
+                // apply_event recorded it; the event says what the mirror now holds.
+                let (online, detail) = match &event {
+                    MusterEvent::Disconnected { reason } => (false, reason.clone()),
+                    _ => (true, reachability::MUSTER_SIGN_IN_AGAIN.to_string()),
                 };
                 on_change(LiveChange::Reachability {
                     account_id: account.id.clone(),
-                    online: false,
+                    online,
                     detail: Some(detail),
                 });
             }
             Err(e) => {
                 tracing::warn!(account = %account.id, error = %e, "muster sync failed");
-                let _ = store
-                    .record_sync_failure(&account.id, &e.to_string(), true)
-                    .await;
+                if reachability::record_failure(&store, &account.id, &e).await
+                    == Failure::Unreachable
+                {
+                    on_change(LiveChange::Reachability {
+                        account_id: account.id.clone(),
+                        online: false,
+                        detail: Some(e.to_string()),
+                    });
+                }
             }
         }
     }
@@ -180,7 +188,7 @@ pub async fn poll_gmail(
                     listed_at_start = true;
                     if !online {
                         online = true;
-                        let _ = store.set_account_online(&account.id, true, None).await;
+                        reachability::record_answered(&store, &account.id).await;
                         on_change(LiveChange::Reachability {
                             account_id: account.id.clone(),
                             online,
@@ -194,26 +202,14 @@ pub async fn poll_gmail(
                         });
                     }
                 }
-                Err(crate::Error::Gmail(countersign_gmail::Error::GrantEnded)) => {
+                Err(e @ crate::Error::Gmail(countersign_gmail::Error::GrantEnded)) => {
                     // The sync marked the account; the next round tells the owner once.
-                    let _ = store
-                        .record_sync_failure(
-                            &account.id,
-                            countersign_gmail::GRANT_ENDED_SENTENCE,
-                            true,
-                        )
-                        .await;
+                    reachability::record_failure(&store, &account.id, &e).await;
                     continue;
                 }
                 Err(e) => {
-                    let unreachable = matches!(
-                        &e,
-                        crate::Error::Gmail(countersign_gmail::Error::Transport { .. })
-                            | crate::Error::Gmail(countersign_gmail::Error::Server { .. })
-                    );
-                    let _ = store
-                        .record_sync_failure(&account.id, &e.to_string(), !unreachable)
-                        .await;
+                    let unreachable = reachability::record_failure(&store, &account.id, &e).await
+                        == Failure::Unreachable;
                     if unreachable && online {
                         online = false;
                         on_change(LiveChange::Reachability {

@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, Source};
 use crate::error::{Error, Result};
+use crate::reachability::{classify, classify_gmail, classify_muster, Failure, Reach};
 use crate::render::{render_message, RenderOptions};
 use crate::services::Services;
 use crate::store::{Account, Decision, RefusalKind, Store};
@@ -249,7 +250,6 @@ impl Dispatcher {
             .store
             .finish_decision(decision.id, &step.outcome, step.item_event, retry_at)
             .await?;
-        let offline = matches!(&step.outcome, DispatchOutcome::Retry(d) if d.starts_with(OFFLINE));
         let account_id = self
             .store
             .get_item(decision.item_id)
@@ -257,12 +257,18 @@ impl Dispatcher {
             .summary
             .account_id;
         let detail = match &step.outcome {
-            DispatchOutcome::Retry(d) => Some(d.as_str()),
-            _ => None,
+            DispatchOutcome::Done => None,
+            DispatchOutcome::Retry(d)
+            | DispatchOutcome::Conflict(d)
+            | DispatchOutcome::Failed(d)
+            | DispatchOutcome::Uncertain(d) => Some(d.as_str()),
         };
-        self.store
-            .set_account_online(&account_id, !offline, detail.filter(|_| offline))
-            .await?;
+        let reach = match (step.failure, detail) {
+            (Some(failure), Some(detail)) => Reach::Failed(failure, detail),
+            (Some(failure), None) => Reach::Failed(failure, "the call failed"),
+            (None, _) => Reach::Answered,
+        };
+        self.store.record_reachability(&account_id, reach).await?;
         if detail == Some(countersign_gmail::GRANT_ENDED_SENTENCE) {
             self.store
                 .mark_reconnect_needed(&account_id, countersign_gmail::GRANT_ENDED_SENTENCE)
@@ -297,7 +303,10 @@ impl Dispatcher {
             Source::Gmail => {
                 if let Some(reason) = &account.reconnect_reason {
                     // Not even a token refresh: it waits, queued, for the reconnect.
-                    return Ok((Step::retry(reason.clone()), Timing::answered_or_not()));
+                    return Ok((
+                        Step::retry(reason.clone()).met(Failure::Refused),
+                        Timing::answered_or_not(),
+                    ));
                 }
                 let client = self.services.gmail_for_dispatch(&account).await?;
                 let gmail = GmailDispatch {
@@ -321,7 +330,10 @@ impl Dispatcher {
                 let client = match self.services.muster(&account).await {
                     Ok(client) => client,
                     Err(e) => {
-                        return Ok((Step::retry(e.to_string()), Timing::muster_waiting(None)))
+                        return Ok((
+                            Step::retry(e.to_string()).met(classify(&e)),
+                            Timing::muster_waiting(None),
+                        ))
                     }
                 };
                 return muster_decide(&client, &item.summary.external_id, decision).await;
@@ -351,7 +363,10 @@ impl Dispatcher {
                 let client = match self.services.muster(&account).await {
                     Ok(client) => client,
                     Err(e) => {
-                        return Ok((Step::uncertain(e.to_string()), Timing::muster_waiting(None)))
+                        return Ok((
+                            Step::uncertain(e.to_string()).met(classify(&e)),
+                            Timing::muster_waiting(None),
+                        ))
                     }
                 };
                 return muster_look_up(&client, &item.summary.external_id, decision).await;
@@ -398,15 +413,26 @@ struct Step {
     refusal: Option<(RefusalKind, String)>,
     /// Not before this time, when the service named one (instead of the backoff).
     retry_at: Option<chrono::DateTime<Utc>>,
+    /// The call failed, and where ([`crate::reachability::classify`]); `None`: it answered.
+    failure: Option<Failure>,
 }
 
 impl Step {
+    /// This step comes from a failed call that `failure` classifies.
+    fn met(self, failure: Failure) -> Step {
+        Step {
+            failure: Some(failure),
+            ..self
+        }
+    }
+
     fn done(item_event: ItemEvent) -> Step {
         Step {
             outcome: DispatchOutcome::Done,
             item_event: Some(item_event),
             refusal: None,
             retry_at: None,
+            failure: None,
         }
     }
 
@@ -416,6 +442,7 @@ impl Step {
             item_event: Some(ItemEvent::DispatchRetried),
             refusal: None,
             retry_at: None,
+            failure: None,
         }
     }
 
@@ -440,6 +467,7 @@ impl Step {
             item_event: None,
             refusal: None,
             retry_at: None,
+            failure: None,
         }
     }
 
@@ -450,6 +478,7 @@ impl Step {
             item_event: Some(item_event),
             refusal: Some((RefusalKind::Conflict, why)),
             retry_at: None,
+            failure: None,
         }
     }
 
@@ -460,13 +489,12 @@ impl Step {
             item_event: Some(ItemEvent::SendRefused),
             refusal: Some((RefusalKind::SendRefused, why)),
             retry_at: None,
+            failure: None,
         }
     }
 }
 
 const CHANGED: &str = "changed since you reviewed it: review the new version";
-/// How every "the service does not answer" detail starts: the UI shows "queued — offline".
-pub const OFFLINE: &str = "offline";
 const OFFLINE_GMAIL: &str = "offline: Gmail does not answer; it goes out when it does";
 const OFFLINE_MUSTER: &str = "offline: muster does not answer; it goes out when it does";
 /// How the detail of a decision held back by muster's sign-in limit starts.
@@ -499,8 +527,8 @@ impl GmailDispatch<'_> {
     }
 
     async fn approve(&self) -> Result<Step> {
-        if let Err(sentence) = countersign_gmail::can_send(&self.account.granted_scopes) {
-            return Ok(Step::refused(sentence.0));
+        if let Some(sentence) = crate::actions::send_refusal(self.account) {
+            return Ok(Step::refused(sentence));
         }
         match self.check_draft().await {
             Err(step) => return Ok(step),
@@ -541,17 +569,7 @@ impl GmailDispatch<'_> {
             Err(countersign_gmail::Error::NotFound { .. }) => {
                 Ok(Step::done(ItemEvent::RejectionDone))
             }
-            Err(countersign_gmail::Error::Transport {
-                request_sent: false,
-            }) => Ok(Step::retry(OFFLINE_GMAIL)),
-            Err(e @ countersign_gmail::Error::Transport { .. })
-            | Err(e @ countersign_gmail::Error::Server { .. }) => {
-                Ok(Step::uncertain(e.to_string()))
-            }
-            Err(countersign_gmail::Error::RateLimited { retry_after }) => {
-                Ok(Step::rate_limited(retry_after))
-            }
-            Err(e) => Ok(Step::refused(e.to_string())),
+            Err(e) => Ok(delete_failure(e)),
         }
     }
 
@@ -674,7 +692,23 @@ impl GmailDispatch<'_> {
     }
 }
 
+/// The step for a `drafts.delete` that failed.
+fn delete_failure(error: countersign_gmail::Error) -> Step {
+    use countersign_gmail::Error as G;
+    let failure = classify_gmail(&error);
+    match error {
+        G::Transport {
+            request_sent: false,
+        } => Step::retry(OFFLINE_GMAIL),
+        e @ (G::Transport { .. } | G::Server { .. }) => Step::uncertain(e.to_string()),
+        G::RateLimited { retry_after } => Step::rate_limited(retry_after),
+        e => Step::refused(e.to_string()),
+    }
+    .met(failure)
+}
+
 fn read_failure(error: countersign_gmail::Error) -> Step {
+    let failure = classify_gmail(&error);
     match error {
         countersign_gmail::Error::Transport { .. } | countersign_gmail::Error::Server { .. } => {
             Step::retry(OFFLINE_GMAIL)
@@ -689,10 +723,12 @@ fn read_failure(error: countersign_gmail::Error) -> Step {
         }
         other => Step::refused(other.to_string()),
     }
+    .met(failure)
 }
 
 fn send_failure(error: countersign_gmail::Error) -> Step {
     use countersign_gmail::Error as G;
+    let failure = classify_gmail(&error);
     match error {
         // Never reached Google: sending again is safe.
         G::Transport {
@@ -712,6 +748,7 @@ fn send_failure(error: countersign_gmail::Error) -> Step {
         G::GrantEnded => Step::retry(countersign_gmail::GRANT_ENDED_SENTENCE),
         other => Step::refused(format!("Google refused to send it: {other}")),
     }
+    .met(failure)
 }
 
 /// What a muster call that did not answer means for a decision: a sign-in that did not happen
@@ -720,8 +757,9 @@ fn send_failure(error: countersign_gmail::Error) -> Step {
 /// without an answer is uncertain.
 fn muster_not_done(e: countersign_muster::Error, looking_up: bool) -> (Step, Timing) {
     use countersign_muster::Error as M;
+    let failure = classify_muster(&e);
     let waiting = |step: Step| (step, Timing::muster_waiting(None));
-    match e {
+    let (step, timing) = match e {
         M::RateLimited { retry_after } => {
             let wait = retry_after.unwrap_or(countersign_muster::SIGN_IN_WINDOW);
             let at = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
@@ -761,7 +799,8 @@ fn muster_not_done(e: countersign_muster::Error, looking_up: bool) -> (Step, Tim
             ),
             Timing::muster(),
         ),
-    }
+    };
+    (step.met(failure), timing)
 }
 
 impl Timing {
@@ -784,6 +823,7 @@ fn muster_done(decision: &Decision) -> Step {
             item_event: None,
             refusal: None,
             retry_at: None,
+            failure: None,
         },
         DecisionKind::Reject => Step::done(ItemEvent::RejectionDone),
     }
@@ -832,6 +872,7 @@ async fn muster_decide(
                 "the plugin's check refused it".into(),
             )),
             retry_at: None,
+            failure: None,
         },
         Ok(DecideOutcome::NotFound) => {
             Step::conflict("it is no longer in muster", ItemEvent::Vanished)

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::{ItemState, RouteState, Source, MAX_ROUTE_REDRAFTS};
 use crate::error::{Error, Result};
+use crate::reachability::{Failure, Reach, MUSTER_SIGN_IN_AGAIN};
 use crate::render::{render_message, Address, RenderOptions};
 use crate::store::{
     parse_time, Account, DraftContent, MusterFields, ObservedDraft, Refusal, RefusalKind,
@@ -151,13 +152,16 @@ pub async fn apply_event(
         MusterEvent::RouteChanged { id } => sync_muster_route(store, account, client, id).await?,
         MusterEvent::Disconnected { reason } => {
             store
-                .record_sync_failure(&account.id, reason, false)
+                .record_reachability(&account.id, Reach::Failed(Failure::Unreachable, reason))
                 .await?;
             return Ok(None);
         }
         MusterEvent::SignInAgain => {
             store
-                .record_sync_failure(&account.id, "sign in to muster again", true)
+                .record_reachability(
+                    &account.id,
+                    Reach::Failed(Failure::Refused, MUSTER_SIGN_IN_AGAIN),
+                )
                 .await?;
             return Ok(None);
         }

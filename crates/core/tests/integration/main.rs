@@ -7,6 +7,7 @@ mod binding;
 mod gmail_behaviour;
 mod muster_truth;
 mod outbox;
+mod reachability;
 mod store;
 mod support;
 mod sync_gmail;

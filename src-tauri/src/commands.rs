@@ -270,7 +270,9 @@ pub async fn save_attachment(
         dialog = dialog.set_file_name(name);
     }
     dialog.save_file(move |path| {
-        let _ = chosen.send(path);
+        if chosen.send(path).is_err() {
+            tracing::debug!("the save dialog answered after its command was cancelled");
+        }
     });
     let Some(path) = answer.await.ok().flatten() else {
         return Ok(None);
@@ -307,12 +309,10 @@ pub async fn add_gmail(
             format!("cannot read {client_secret_path}: {e}"),
         )
     })?;
-    let running = state.app()?;
-    let account = running
-        .services()
-        .connect_gmail(state.store()?, crate::welcome::gmail_connect(json))
+    let account = state
+        .app()?
+        .connect_gmail(crate::welcome::gmail_connect(json))
         .await?;
-    running.follow(account.clone());
     events::emit(&app, ITEMS_CHANGED, ());
     Ok(account)
 }
@@ -325,28 +325,20 @@ pub async fn add_muster(
     url: String,
     password: String,
 ) -> Result<Account, UiError> {
-    let running = state.app()?;
-    let account = running
-        .services()
-        .connect_muster(state.store()?, &url, &password)
-        .await?;
-    running.follow(account.clone());
+    let account = state.app()?.connect_muster(&url, &password).await?;
     events::emit(&app, ITEMS_CHANGED, ());
     Ok(account)
 }
 
-/// Remove an account, its secrets and everything mirrored for it.
+/// Stop following an account and remove it, its secrets and everything mirrored for it.
 #[tauri::command]
 pub async fn remove_account(
     app: AppHandle,
     state: State<'_, AppState>,
     id: String,
 ) -> Result<(), UiError> {
-    let running = state.app()?;
-    running
-        .services()
-        .remove_account(state.store()?, &id)
-        .await?;
+    // Core stops the account's live task before deleting it.
+    state.app()?.remove_account(&id).await?;
     events::emit(&app, ITEMS_CHANGED, ());
     tray::refresh_later(&app);
     Ok(())

@@ -49,7 +49,9 @@ pub async fn pick_client_secret(app: AppHandle) -> Result<Option<String>, UiErro
         .set_title("The client_secret.json of your Google Cloud OAuth client")
         .add_filter("OAuth client (JSON)", &["json"])
         .pick_file(move |path| {
-            let _ = chosen.send(path);
+            if chosen.send(path).is_err() {
+                tracing::debug!("the file dialog answered after its command was cancelled");
+            }
         });
     let Some(path) = answer.await.ok().flatten() else {
         return Ok(None);

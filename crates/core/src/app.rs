@@ -4,7 +4,7 @@
 //!
 //! The desktop shell holds one [`RunningApp`] and forwards its events; it decides nothing.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -95,7 +95,14 @@ pub struct RunningApp {
     /// No key or pointer input in the window for a while (the UI says).
     idle: std::sync::atomic::AtomicBool,
     poll_gmail_now: Arc<tokio::sync::Notify>,
-    followed_gmail: Mutex<HashSet<String>>,
+    /// The live task of every followed account, by account id.
+    followed: Mutex<HashMap<String, Following>>,
+}
+
+/// One account's live task (Gmail poll or muster event stream) and its own stop switch.
+struct Following {
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for RunningApp {
@@ -132,7 +139,7 @@ impl RunningApp {
             shown: std::sync::atomic::AtomicBool::new(true),
             idle: std::sync::atomic::AtomicBool::new(false),
             poll_gmail_now: Arc::default(),
-            followed_gmail: Mutex::default(),
+            followed: Mutex::default(),
         };
         app.dispatching = app.start_dispatcher().await?;
         for account in app.store.list_accounts().await? {
@@ -156,34 +163,83 @@ impl RunningApp {
         self.dispatching
     }
 
-    /// Start following an account that was just connected. A Gmail account followed already
-    /// (reconnected) is checked at once by its running loop.
-    pub fn follow(&self, account: Account) {
+    /// Connect a Gmail account (Google's consent) and start following it.
+    pub async fn connect_gmail(&self, connect: crate::services::GmailConnect) -> Result<Account> {
+        let account = self.services.connect_gmail(&self.store, connect).await?;
+        self.follow(account.clone());
+        Ok(account)
+    }
+
+    /// Sign in to a muster instance and start following it.
+    pub async fn connect_muster(&self, url: &str, password: &str) -> Result<Account> {
+        let account = self
+            .services
+            .connect_muster(&self.store, url, password)
+            .await?;
+        self.follow(account.clone());
+        Ok(account)
+    }
+
+    /// Remove an account: its live task is stopped (and has ended) before its secrets and
+    /// everything mirrored for it are deleted, so nothing of it reaches the service or the
+    /// mirror afterwards.
+    pub async fn remove_account(&self, account_id: &str) -> Result<()> {
+        self.unfollow(account_id).await;
+        self.services.remove_account(&self.store, account_id).await
+    }
+
+    /// Start following an account (done by [`Self::start`], [`Self::connect_gmail`] and
+    /// [`Self::connect_muster`]). A Gmail account followed already (reconnected) is checked at
+    /// once by its running loop; a muster account followed already is followed anew (its
+    /// event stream signs in again with the new password).
+    fn follow(&self, account: Account) {
+        let mut followed = self.followed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(current) = followed.get(&account.id) {
+            if account.kind == Source::Gmail && !current.task.is_finished() {
+                self.poll_gmail_now.notify_waiters();
+                return;
+            }
+            current.stop.send_replace(true);
+        }
+        let (stop, stopped) = watch::channel(*self.stop.borrow());
+        let task = self.spawn_follower(account.clone(), stopped);
+        followed.insert(account.id, Following { stop, task });
+    }
+
+    /// Stop following an account and wait until its task has ended.
+    async fn unfollow(&self, account_id: &str) {
+        let following = self
+            .followed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(account_id);
+        let Some(following) = following else {
+            return;
+        };
+        following.stop.send_replace(true);
+        if let Err(e) = following.task.await {
+            tracing::warn!(account = %account_id, error = %e, "the account's live task failed");
+        }
+    }
+
+    fn spawn_follower(
+        &self,
+        account: Account,
+        stop: watch::Receiver<bool>,
+    ) -> tokio::task::JoinHandle<()> {
         let on_change = self.change_handler();
-        let stop = self.stop.subscribe();
         let store = self.store.clone();
         match account.kind {
-            Source::Gmail => {
-                let new = self
-                    .followed_gmail
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(account.id.clone());
-                if !new {
-                    self.poll_gmail_now.notify_waiters();
-                    return;
-                }
-                tokio::spawn(poll_gmail(
-                    store,
-                    self.services.clone(),
-                    account,
-                    self.options.gmail_cadence,
-                    self.window_visible.subscribe(),
-                    self.poll_gmail_now.clone(),
-                    on_change,
-                    stop,
-                ));
-            }
+            Source::Gmail => tokio::spawn(poll_gmail(
+                store,
+                self.services.clone(),
+                account,
+                self.options.gmail_cadence,
+                self.window_visible.subscribe(),
+                self.poll_gmail_now.clone(),
+                on_change,
+                stop,
+            )),
             Source::Muster => {
                 let services = self.services.clone();
                 let options = self.options.events.clone();
@@ -196,7 +252,7 @@ impl RunningApp {
                             tracing::warn!(account = %account.id, error = %e, "cannot follow muster")
                         }
                     }
-                });
+                })
             }
         }
     }
@@ -262,6 +318,14 @@ impl RunningApp {
     /// Stop every task.
     pub fn stop(&self) {
         self.stop.send_replace(true);
+        for following in self
+            .followed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            following.stop.send_replace(true);
+        }
     }
 
     fn change_handler(&self) -> OnChange {

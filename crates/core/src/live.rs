@@ -61,7 +61,12 @@ pub async fn follow_muster(
         let Some(event) = event else {
             return;
         };
-        match apply_event(&store, &account, &client, &event).await {
+        // A removal waits for this task to end: a sync in progress is dropped, not finished.
+        let applied = tokio::select! {
+            applied = apply_event(&store, &account, &client, &event) => applied,
+            _ = stop.changed() => return,
+        };
+        match applied {
             Ok(Some(report)) => {
                 if matches!(event, MusterEvent::Connected) {
                     reachability::record_answered(&store, &account.id).await;
@@ -183,7 +188,12 @@ pub async fn poll_gmail(
             } else {
                 Listing::Always
             };
-            match sync_account_once(&store, &services, &current, listing).await {
+            // A removal waits for this task to end: a sync in progress is dropped, not finished.
+            let synced = tokio::select! {
+                synced = sync_account_once(&store, &services, &current, listing) => synced,
+                _ = stop.changed() => return,
+            };
+            match synced {
                 Ok(changed) => {
                     listed_at_start = true;
                     if !online {

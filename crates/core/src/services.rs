@@ -228,7 +228,9 @@ impl Services {
         let profile = match client.profile().await {
             Ok(profile) => profile,
             Err(e) => {
-                let _ = self.tokens.remove(&provisional);
+                if let Err(cleanup) = self.tokens.remove(&provisional) {
+                    tracing::warn!(error = %cleanup, "cannot remove the tokens of a connection that failed");
+                }
                 return Err(e.into());
             }
         };

@@ -5,6 +5,7 @@ mod actions;
 mod autostart;
 mod binding;
 mod gmail_behaviour;
+mod lifecycle;
 mod muster_truth;
 mod outbox;
 mod reachability;

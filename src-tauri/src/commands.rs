@@ -6,7 +6,7 @@
 //! permission) and granted in `capabilities/main.json`, or the UI's call is refused.
 
 use base64::Engine;
-use countersign_core::decide::{self, Shown, UndoWindow, PRESET_REJECT_REASONS};
+use countersign_core::decide::{Shown, PRESET_REJECT_REASONS};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
 use countersign_core::store::{Account, Decision, DecisionFilter, Settings, SyncCursor};
@@ -16,7 +16,6 @@ use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::error::{UiError, UiErrorCode};
-use crate::events::{self, ITEMS_CHANGED};
 use crate::state::AppState;
 use crate::tray;
 
@@ -169,7 +168,8 @@ pub async fn approve(
         version,
         digest,
     };
-    let decision = decide::approve(state.store()?, &shown, UndoWindow::FromSettings, ACTOR).await?;
+    // Core tells the UI (items-changed) before this returns.
+    let decision = state.app()?.approve(&shown, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(decision)
 }
@@ -189,7 +189,7 @@ pub async fn reject(
         version,
         digest,
     };
-    let decision = decide::reject(state.store()?, &shown, &reason, ACTOR).await?;
+    let decision = state.app()?.reject(&shown, &reason, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(decision)
 }
@@ -201,7 +201,7 @@ pub async fn undo(
     state: State<'_, AppState>,
     id: i64,
 ) -> Result<Decision, UiError> {
-    let decision = decide::undo(state.store()?, id, ACTOR).await?;
+    let decision = state.app()?.undo(id, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(decision)
 }
@@ -299,7 +299,6 @@ pub async fn list_accounts(state: State<'_, AppState>) -> Result<Vec<AccountStat
 /// Connect a Gmail account (Google's consent in the system browser) and start syncing it.
 #[tauri::command]
 pub async fn add_gmail(
-    app: AppHandle,
     state: State<'_, AppState>,
     client_secret_path: String,
 ) -> Result<Account, UiError> {
@@ -313,20 +312,17 @@ pub async fn add_gmail(
         .app()?
         .connect_gmail(crate::welcome::gmail_connect(json))
         .await?;
-    events::emit(&app, ITEMS_CHANGED, ());
     Ok(account)
 }
 
 /// Sign in to a muster instance and start following it.
 #[tauri::command]
 pub async fn add_muster(
-    app: AppHandle,
     state: State<'_, AppState>,
     url: String,
     password: String,
 ) -> Result<Account, UiError> {
     let account = state.app()?.connect_muster(&url, &password).await?;
-    events::emit(&app, ITEMS_CHANGED, ());
     Ok(account)
 }
 
@@ -339,7 +335,6 @@ pub async fn remove_account(
 ) -> Result<(), UiError> {
     // Core stops the account's live task before deleting it.
     state.app()?.remove_account(&id).await?;
-    events::emit(&app, ITEMS_CHANGED, ());
     tray::refresh_later(&app);
     Ok(())
 }

@@ -90,7 +90,22 @@ async fn z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent() 
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();
     wait_detail(session, item.id).await.or_log(&app);
-    session.press_keys("a").await.unwrap();
+    // A click on Approve: the queue row turns queued from core's items-changed event, which
+    // carries the row (the UI neither polls nor reloads the queue after a decision).
+    session
+        .find("[data-action=approve]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for(
+            &format!("[role=option][data-id=\"{}\"][data-state=queued]", item.id),
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
     session
         .wait_for_text("[data-testid=countdown]", "Sending in", UI_TIMEOUT)
         .await

@@ -13,12 +13,13 @@ use countersign_muster::EventOptions;
 use serde::Serialize;
 use tokio::sync::watch;
 
+use crate::decide::{self, Shown, UndoWindow};
 use crate::domain::Source;
 use crate::error::Result;
 use crate::live::{follow_muster, poll_gmail, GmailCadence, LiveChange, OnChange};
 use crate::outbox::{DispatchConfig, DispatchReport, Dispatcher};
 use crate::services::Services;
-use crate::store::{Account, ItemSummary, Refusal, Store};
+use crate::store::{Account, Decision, ItemSummary, Refusal, Store};
 use crate::sync::{sync_gmail_with, sync_muster, Listing};
 
 /// How the running app paces itself.
@@ -45,12 +46,53 @@ impl Default for AppOptions {
     }
 }
 
+/// Why items changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeCause {
+    /// A sync (live, or asked for) brought in what the service holds.
+    Synced,
+    /// The owner decided (approve or reject): the decision is in the outbox.
+    Decided,
+    /// The owner took a decision back.
+    Undone,
+    /// The dispatcher carried out (or gave up on, or postponed) decisions.
+    Dispatched,
+    /// An account was connected or removed.
+    Accounts,
+}
+
+/// Which items changed and why: the one change event core sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemsChanged {
+    /// Why.
+    pub cause: ChangeCause,
+    /// The account whose items changed, when one is concerned.
+    pub account_id: Option<String>,
+    /// The items as they are now, when core knows which changed (a decision, a dispatch): a
+    /// screen updates these rows from here without reading the queue again. Empty: any item
+    /// of `account_id` (or of every account) may have changed; read the queue again.
+    pub items: Vec<ItemSummary>,
+}
+
+impl ItemsChanged {
+    /// Something changed for `account_id` (or anywhere): read again.
+    pub fn unknown(cause: ChangeCause, account_id: Option<String>) -> ItemsChanged {
+        ItemsChanged {
+            cause,
+            account_id,
+            items: vec![],
+        }
+    }
+}
+
 /// What the UI must hear about.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum AppEvent {
-    /// Items changed: reload the queue (and the open item).
-    ItemsChanged,
+    /// Items changed: which and why.
+    ItemsChanged(ItemsChanged),
     /// An account's service stopped or started answering.
     Reachability {
         /// The account.
@@ -167,6 +209,7 @@ impl RunningApp {
     pub async fn connect_gmail(&self, connect: crate::services::GmailConnect) -> Result<Account> {
         let account = self.services.connect_gmail(&self.store, connect).await?;
         self.follow(account.clone());
+        self.connected(&account);
         Ok(account)
     }
 
@@ -177,6 +220,7 @@ impl RunningApp {
             .connect_muster(&self.store, url, password)
             .await?;
         self.follow(account.clone());
+        self.connected(&account);
         Ok(account)
     }
 
@@ -185,7 +229,40 @@ impl RunningApp {
     /// mirror afterwards.
     pub async fn remove_account(&self, account_id: &str) -> Result<()> {
         self.unfollow(account_id).await;
-        self.services.remove_account(&self.store, account_id).await
+        self.services
+            .remove_account(&self.store, account_id)
+            .await?;
+        (self.on_event)(AppEvent::ItemsChanged(ItemsChanged::unknown(
+            ChangeCause::Accounts,
+            Some(account_id.to_string()),
+        )));
+        Ok(())
+    }
+
+    /// Approve the version the owner was shown ([`crate::decide::approve`]) and tell the UI
+    /// at once, with the item's row as it is now.
+    pub async fn approve(&self, shown: &Shown, actor: &str) -> Result<Decision> {
+        let decision = decide::approve(&self.store, shown, UndoWindow::FromSettings, actor).await?;
+        self.decided(shown.id, ChangeCause::Decided).await;
+        Ok(decision)
+    }
+
+    /// Reject the version the owner was shown ([`crate::decide::reject`]), telling the UI.
+    pub async fn reject(&self, shown: &Shown, reason: &str, actor: &str) -> Result<Decision> {
+        let decision = decide::reject(&self.store, shown, reason, actor).await?;
+        self.decided(shown.id, ChangeCause::Decided).await;
+        Ok(decision)
+    }
+
+    /// Take back the decision on `item_id` ([`crate::decide::undo`]), telling the UI.
+    pub async fn undo(&self, item_id: i64, actor: &str) -> Result<Decision> {
+        let decision = decide::undo(&self.store, item_id, actor).await?;
+        self.decided(item_id, ChangeCause::Undone).await;
+        Ok(decision)
+    }
+
+    async fn decided(&self, item_id: i64, cause: ChangeCause) {
+        emit_items(&self.store, &self.on_event, cause, vec![item_id]).await;
     }
 
     /// Start following an account (done by [`Self::start`], [`Self::connect_gmail`] and
@@ -204,6 +281,13 @@ impl RunningApp {
         let (stop, stopped) = watch::channel(*self.stop.borrow());
         let task = self.spawn_follower(account.clone(), stopped);
         followed.insert(account.id, Following { stop, task });
+    }
+
+    fn connected(&self, account: &Account) {
+        (self.on_event)(AppEvent::ItemsChanged(ItemsChanged::unknown(
+            ChangeCause::Accounts,
+            Some(account.id.clone()),
+        )));
     }
 
     /// Stop following an account and wait until its task has ended.
@@ -310,7 +394,10 @@ impl RunningApp {
                 crate::reachability::record_failure(&self.store, &account.id, &e).await;
             }
         }
-        (self.on_event)(AppEvent::ItemsChanged);
+        (self.on_event)(AppEvent::ItemsChanged(ItemsChanged::unknown(
+            ChangeCause::Synced,
+            None,
+        )));
         deliver_refusals(&self.store, &self.viewing, &self.on_event).await;
         Ok(())
     }
@@ -334,7 +421,9 @@ impl RunningApp {
         let viewing = self.viewing.clone();
         Arc::new(move |change: LiveChange| {
             match change {
-                LiveChange::ItemsChanged { .. } => on_event(AppEvent::ItemsChanged),
+                LiveChange::ItemsChanged { account_id, .. } => on_event(AppEvent::ItemsChanged(
+                    ItemsChanged::unknown(ChangeCause::Synced, Some(account_id)),
+                )),
                 LiveChange::Reachability {
                     account_id,
                     online,
@@ -373,21 +462,29 @@ impl RunningApp {
         let viewing = self.viewing.clone();
         let on_event = self.on_event.clone();
         tokio::spawn(async move {
-            let mut last_live = usize::MAX;
             loop {
                 match dispatcher.run_once().await {
-                    Ok(report) => {
-                        let live = store
-                            .list_decisions(crate::store::DecisionFilter::Live)
-                            .await
-                            .map(|d| d.len())
-                            .unwrap_or(0);
-                        if changed(&report) || live != last_live {
-                            on_event(AppEvent::ItemsChanged);
-                            deliver_refusals(&store, &viewing, &on_event).await;
+                    Ok(report) if changed(&report) => {
+                        let decisions = [
+                            &report.done,
+                            &report.conflicts,
+                            &report.failed,
+                            &report.uncertain,
+                            &report.retrying,
+                        ];
+                        let mut item_ids = vec![];
+                        for id in decisions.into_iter().flatten() {
+                            match store.get_decision(*id).await {
+                                Ok(decision) => item_ids.push(decision.item_id),
+                                Err(e) => {
+                                    tracing::warn!(decision = id, error = %e, "cannot read a dispatched decision")
+                                }
+                            }
                         }
-                        last_live = live;
+                        emit_items(&store, &on_event, ChangeCause::Dispatched, item_ids).await;
+                        deliver_refusals(&store, &viewing, &on_event).await;
                     }
+                    Ok(_) => {}
                     Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
                 }
                 tokio::select! {
@@ -404,6 +501,27 @@ impl Drop for RunningApp {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Tell the UI that `item_ids` changed, with their rows as they are now.
+async fn emit_items(store: &Store, on_event: &OnEvent, cause: ChangeCause, item_ids: Vec<i64>) {
+    let mut items = Vec::with_capacity(item_ids.len());
+    for id in item_ids {
+        match store.get_item(id).await {
+            Ok(item) => items.push(item.summary),
+            Err(e) => tracing::warn!(item = id, error = %e, "cannot read a changed item"),
+        }
+    }
+    let event = if items.is_empty() {
+        ItemsChanged::unknown(cause, None)
+    } else {
+        ItemsChanged {
+            cause,
+            account_id: None,
+            items,
+        }
+    };
+    on_event(AppEvent::ItemsChanged(event));
 }
 
 fn changed(report: &DispatchReport) -> bool {

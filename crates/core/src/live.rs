@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use crate::error::Result;
 use crate::reachability::{self, Failure};
 use crate::services::Services;
-use crate::store::{Account, Refusal, Store};
+use crate::store::{Account, Store};
 use crate::sync::{muster::apply_event, sync_gmail_with, Listing};
 
 /// Something that changed in the mirror or in a service's reachability.
@@ -23,11 +23,11 @@ use crate::sync::{muster::apply_event, sync_gmail_with, Listing};
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum LiveChange {
     /// Items of this account changed.
+    /// (New refusals among them are in the mirror, marked unnotified: the app tells the owner
+    /// about each exactly once from there, even across a crash.)
     ItemsChanged {
         /// The account.
         account_id: String,
-        /// New refusals to tell the owner about.
-        new_refusals: Vec<Refusal>,
     },
     /// The account's service answers again, or stopped answering.
     Reachability {
@@ -67,7 +67,7 @@ pub async fn follow_muster(
             _ = stop.changed() => return,
         };
         match applied {
-            Ok(Some(report)) => {
+            Ok(Some(_report)) => {
                 if matches!(event, MusterEvent::Connected) {
                     reachability::record_answered(&store, &account.id).await;
                     on_change(LiveChange::Reachability {
@@ -76,9 +76,9 @@ pub async fn follow_muster(
                         detail: None,
                     });
                 }
+                // A change event always changed something (a state, a check, a route).
                 on_change(LiveChange::ItemsChanged {
                     account_id: account.id.clone(),
-                    new_refusals: report.new_refusals,
                 });
             }
             Ok(None) => {
@@ -208,7 +208,6 @@ pub async fn poll_gmail(
                     if changed {
                         on_change(LiveChange::ItemsChanged {
                             account_id: account.id.clone(),
-                            new_refusals: vec![],
                         });
                     }
                 }

@@ -74,6 +74,16 @@ export class Queue {
     }
   }
 
+  /** Puts the rows core sent with a change in place of the ones shown (no read of the queue).
+   * False when one of them is not in the list (then read the queue again). */
+  update(changed: ItemSummary[]): boolean {
+    const byId = new Map(changed.map((item) => [item.id, item]));
+    if (changed.some((item) => !this.all.some((row) => row.id === item.id))) return false;
+    this.all = this.all.map((row) => byId.get(row.id) ?? row);
+    this.#keepSelection();
+    return true;
+  }
+
   /** Re-applies client-side filters to the selection. */
   filtersChanged(): void {
     this.#keepSelection();

@@ -40,6 +40,17 @@ export interface LiveDecision {
   detail: string | null;
 }
 
+/** Why items changed (core's `app::ChangeCause`). */
+export type ChangeCause = "synced" | "decided" | "undone" | "dispatched" | "accounts";
+
+/** Which items changed and why (core's `app::ItemsChanged`). `items` holds the changed rows as
+ * they are now; empty: any item (of `accountId`) may have changed, read the queue again. */
+export interface ItemsChanged {
+  cause: ChangeCause;
+  accountId: string | null;
+  items: ItemSummary[];
+}
+
 /** One line of the queue (core's `ItemSummary`). */
 export interface ItemSummary {
   id: number;

@@ -2,6 +2,7 @@
 //! on 127.0.0.1.
 
 mod actions;
+mod app_events;
 mod autostart;
 mod binding;
 mod gmail_behaviour;

@@ -28,6 +28,9 @@ pub fn classify(error: &Error) -> Failure {
         Error::Muster(e) => classify_muster(e),
         Error::CorruptMirror { .. }
         | Error::DataDir { .. }
+        | Error::SaveFile { .. }
+        | Error::Encode { .. }
+        | Error::TaskFailed { .. }
         | Error::Migrate { .. }
         | Error::Database(_)
         | Error::Corrupt(_)

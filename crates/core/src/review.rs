@@ -234,7 +234,7 @@ pub async fn save_attachment(
     path: &Path,
 ) -> Result<u64> {
     let (_, _, bytes) = attachment(store, item_id, index).await?;
-    std::fs::write(path, &bytes).map_err(|source| Error::DataDir {
+    std::fs::write(path, &bytes).map_err(|source| Error::SaveFile {
         path: path.to_path_buf(),
         source,
     })?;

@@ -413,7 +413,10 @@ fn write_account_file(dir: &Path, file: &GmailAccountFile) -> Result<()> {
         source,
     })?;
     let path = dir.join("gmail.json");
-    let json = serde_json::to_vec_pretty(file).map_err(|e| Error::Corrupt(e.to_string()))?;
+    let json = serde_json::to_vec_pretty(file).map_err(|e| Error::Encode {
+        what: "the account file",
+        detail: e.to_string(),
+    })?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]

@@ -120,11 +120,6 @@ impl RunningApp {
         Ok(app)
     }
 
-    /// The mirror.
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
     /// The service clients.
     pub fn services(&self) -> &Services {
         &self.services

@@ -339,9 +339,10 @@ fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
             redraft_of: draft.redraft_of.clone(),
             redraft_number: draft.redraft_number,
         },
-        answers_json: Some(
-            serde_json::to_string(&answers).map_err(|e| Error::Corrupt(e.to_string()))?,
-        ),
+        answers_json: Some(serde_json::to_string(&answers).map_err(|e| Error::Encode {
+            what: "the answered message",
+            detail: e.to_string(),
+        })?),
         state_reason: reason,
         attachments: vec![],
     })

@@ -5,6 +5,7 @@ mod actions;
 mod app_events;
 mod autostart;
 mod binding;
+mod errors;
 mod gmail_behaviour;
 mod lifecycle;
 mod muster_truth;

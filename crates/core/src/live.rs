@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use countersign_muster::{EventOptions, MusterClient, MusterEvent};
-use serde::Serialize;
 use tokio::sync::watch;
 
 use crate::error::Result;
@@ -19,8 +18,7 @@ use crate::store::{Account, Store};
 use crate::sync::{muster::apply_event, sync_gmail_with, Listing};
 
 /// Something that changed in the mirror or in a service's reachability.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LiveChange {
     /// Items of this account changed.
     /// (New refusals among them are in the mirror, marked unnotified: the app tells the owner

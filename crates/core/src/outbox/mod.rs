@@ -17,7 +17,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use chrono::Utc;
-use serde::Serialize;
 
 use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, Source};
 use crate::error::{Error, Result};
@@ -65,8 +64,7 @@ impl Default for DispatchConfig {
 }
 
 /// What one pass over the outbox did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DispatchReport {
     /// Decisions carried out.
     pub done: Vec<i64>,

@@ -6,7 +6,7 @@
 //! permission) and granted in `capabilities/main.json`, or the UI's call is refused.
 
 use base64::Engine;
-use countersign_core::decide::{self, Shown, UndoWindow, PRESET_REJECT_REASONS};
+use countersign_core::decide::{Shown, PRESET_REJECT_REASONS};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
 use countersign_core::store::{Account, Decision, DecisionFilter, Settings, SyncCursor};
@@ -16,7 +16,6 @@ use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::error::{UiError, UiErrorCode};
-use crate::events::{self, ITEMS_CHANGED};
 use crate::state::AppState;
 use crate::tray;
 
@@ -86,6 +85,9 @@ pub struct AppStatus {
     pub dispatching: bool,
     /// Demo mode (the UI shows a "Demo" badge).
     pub demo: bool,
+    /// Every item state in the order the filter and the counts show them (core's
+    /// `ItemState::ALL`; the UI keeps no copy).
+    pub state_order: Vec<ItemState>,
 }
 
 /// The queue: items matching `filter`, pending first.
@@ -170,7 +172,8 @@ pub async fn approve(
         version,
         digest,
     };
-    let decision = decide::approve(state.store()?, &shown, UndoWindow::FromSettings, ACTOR).await?;
+    // Core tells the UI (items-changed) before this returns.
+    let decision = state.app()?.approve(&shown, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(decision)
 }
@@ -192,16 +195,10 @@ pub async fn save_edit(
         version,
         digest,
     };
-    let running = state.app()?;
-    Ok(countersign_core::edit::save_edit(
-        running.store(),
-        running.services(),
-        &shown,
-        &subject,
-        &text,
-        ACTOR,
-    )
-    .await?)
+    Ok(state
+        .app()?
+        .save_edit(&shown, &subject, &text, ACTOR)
+        .await?)
 }
 
 /// Reject the version shown, with a reason.
@@ -219,7 +216,7 @@ pub async fn reject(
         version,
         digest,
     };
-    let decision = decide::reject(state.store()?, &shown, &reason, ACTOR).await?;
+    let decision = state.app()?.reject(&shown, &reason, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(decision)
 }
@@ -231,7 +228,7 @@ pub async fn undo(
     state: State<'_, AppState>,
     id: i64,
 ) -> Result<Decision, UiError> {
-    let decision = decide::undo(state.store()?, id, ACTOR).await?;
+    let decision = state.app()?.undo(id, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(decision)
 }
@@ -300,7 +297,9 @@ pub async fn save_attachment(
         dialog = dialog.set_file_name(name);
     }
     dialog.save_file(move |path| {
-        let _ = chosen.send(path);
+        if chosen.send(path).is_err() {
+            tracing::debug!("the save dialog answered after its command was cancelled");
+        }
     });
     let Some(path) = answer.await.ok().flatten() else {
         return Ok(None);
@@ -327,7 +326,6 @@ pub async fn list_accounts(state: State<'_, AppState>) -> Result<Vec<AccountStat
 /// Connect a Gmail account (Google's consent in the system browser) and start syncing it.
 #[tauri::command]
 pub async fn add_gmail(
-    app: AppHandle,
     state: State<'_, AppState>,
     client_secret_path: String,
 ) -> Result<Account, UiError> {
@@ -337,47 +335,33 @@ pub async fn add_gmail(
             format!("cannot read {client_secret_path}: {e}"),
         )
     })?;
-    let running = state.app()?;
-    let account = running
-        .services()
-        .connect_gmail(state.store()?, crate::welcome::gmail_connect(json))
+    let account = state
+        .app()?
+        .connect_gmail(crate::welcome::gmail_connect(json))
         .await?;
-    running.follow(account.clone());
-    events::emit(&app, ITEMS_CHANGED, ());
     Ok(account)
 }
 
 /// Sign in to a muster instance and start following it.
 #[tauri::command]
 pub async fn add_muster(
-    app: AppHandle,
     state: State<'_, AppState>,
     url: String,
     password: String,
 ) -> Result<Account, UiError> {
-    let running = state.app()?;
-    let account = running
-        .services()
-        .connect_muster(state.store()?, &url, &password)
-        .await?;
-    running.follow(account.clone());
-    events::emit(&app, ITEMS_CHANGED, ());
+    let account = state.app()?.connect_muster(&url, &password).await?;
     Ok(account)
 }
 
-/// Remove an account, its secrets and everything mirrored for it.
+/// Stop following an account and remove it, its secrets and everything mirrored for it.
 #[tauri::command]
 pub async fn remove_account(
     app: AppHandle,
     state: State<'_, AppState>,
     id: String,
 ) -> Result<(), UiError> {
-    let running = state.app()?;
-    running
-        .services()
-        .remove_account(state.store()?, &id)
-        .await?;
-    events::emit(&app, ITEMS_CHANGED, ());
+    // Core stops the account's live task before deleting it.
+    state.app()?.remove_account(&id).await?;
     tray::refresh_later(&app);
     Ok(())
 }
@@ -430,6 +414,7 @@ pub async fn status(state: State<'_, AppState>) -> Result<AppStatus, UiError> {
         paused: store.settings().await?.paused,
         dispatching: state.app().is_ok_and(|app| app.is_dispatcher()),
         demo: state.is_demo(),
+        state_order: ItemState::ALL.to_vec(),
     })
 }
 

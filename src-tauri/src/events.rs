@@ -14,7 +14,8 @@ use crate::{notify, tray};
 
 /// The label of the one window events go to.
 pub const MAIN_WINDOW: &str = "main";
-/// The mirror changed: reload the queue and the open item. Payload `null`.
+/// Items changed. Payload core's `ItemsChanged` (which items, why, their rows as they are now),
+/// or `null` when the shell itself changed something (pause, demo switch): read everything.
 pub const ITEMS_CHANGED: &str = "countersign://items-changed";
 /// An account's service stopped or started answering. Payload [`Reachability`].
 pub const REACHABILITY: &str = "countersign://reachability";
@@ -58,7 +59,7 @@ pub struct OpenItem {
 pub fn forwarder(app: AppHandle) -> OnEvent {
     Arc::new(move |event: AppEvent| {
         match &event {
-            AppEvent::ItemsChanged => emit(&app, ITEMS_CHANGED, ()),
+            AppEvent::ItemsChanged(changed) => emit(&app, ITEMS_CHANGED, changed),
             AppEvent::Reachability {
                 account_id,
                 online,

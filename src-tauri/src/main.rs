@@ -95,7 +95,9 @@ fn main() -> anyhow::Result<()> {
                 if window.label() == events::MAIN_WINDOW && tray::exists(window.app_handle()) {
                     // Closing hides: the app stays in the tray; "Quit" exits.
                     api.prevent_close();
-                    let _ = window.hide();
+                    if let Err(e) = window.hide() {
+                        tracing::warn!(error = %e, "cannot hide the window");
+                    }
                     // Nothing is in view any more: a refusal of the open item is notified now.
                     if let Ok(running) = window.state::<AppState>().app() {
                         running.set_viewing(None);

@@ -137,6 +137,7 @@ mod tests {
             decision: None,
             account_online: true,
             updated_at: Utc::now(),
+            actions: vec![],
         }
     }
 

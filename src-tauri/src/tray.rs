@@ -157,9 +157,15 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
 /// Shows, unminimizes and focuses the main window.
 pub fn show_main(app: &AppHandle) {
     if let Some(window) = app.get_webview_window(MAIN_WINDOW) {
-        let _ = window.show();
-        let _ = window.unminimize();
-        let _ = window.set_focus();
+        for (what, done) in [
+            ("show", window.show()),
+            ("unminimize", window.unminimize()),
+            ("focus", window.set_focus()),
+        ] {
+            if let Err(e) = done {
+                tracing::warn!(error = %e, "cannot {what} the main window");
+            }
+        }
     }
 }
 
@@ -222,13 +228,19 @@ pub async fn refresh(app: &AppHandle) {
     if let Some(icon) = app.tray_by_id(TRAY_ID) {
         match look.icon.image() {
             Ok(image) => {
-                let _ = icon.set_icon(Some(image));
+                if let Err(e) = icon.set_icon(Some(image)) {
+                    tracing::warn!(error = %e, "cannot set the tray icon");
+                }
             }
             Err(error) => tracing::warn!(error = %error, "cannot load the tray icon"),
         }
-        let _ = icon.set_tooltip(Some(&look.tooltip));
+        if let Err(e) = icon.set_tooltip(Some(&look.tooltip)) {
+            tracing::warn!(error = %e, "cannot set the tray tooltip");
+        }
     }
-    let _ = tray.pause.set_text(pause_label(paused));
+    if let Err(e) = tray.pause.set_text(pause_label(paused)) {
+        tracing::warn!(error = %e, "cannot relabel the tray's pause item");
+    }
 }
 
 #[cfg(test)]

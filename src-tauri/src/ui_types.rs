@@ -26,6 +26,24 @@ fn export_all(dir: &Path) {
     crate::commands::AttachmentView::export_all(&cfg).unwrap();
     crate::commands::AccountStatus::export_all(&cfg).unwrap();
     crate::error::UiError::export_all(&cfg).unwrap();
+    countersign_core::app::ItemsChanged::export_all(&cfg).unwrap();
+    write_index(dir);
+}
+
+/// `index.ts`: every generated type, for `ui/src/lib/types.ts` to re-export.
+fn write_index(dir: &Path) {
+    let mut names: Vec<String> = files(dir)
+        .into_keys()
+        .filter_map(|f| f.strip_suffix(".ts").map(str::to_owned))
+        .filter(|name| name != "index")
+        .collect();
+    names.sort();
+    let mut index =
+        String::from("// Generated with the types beside it (see src-tauri/src/ui_types.rs).\n");
+    for name in names {
+        index.push_str(&format!("export type {{ {name} }} from \"./{name}\";\n"));
+    }
+    std::fs::write(dir.join("index.ts"), index).unwrap();
 }
 
 fn files(dir: &Path) -> BTreeMap<String, String> {

@@ -15,18 +15,21 @@ use crate::state::AppState;
 /// of opening the file dialog (the desktop suite cannot click through a native dialog).
 #[cfg(debug_assertions)]
 pub const TEST_CLIENT_SECRET_ENV: &str = "COUNTERSIGN_TEST_CLIENT_SECRET";
-/// Debug builds only: the API base of a fake Google to connect Gmail accounts to, with
-/// [`TEST_GMAIL_TOKENINFO_ENV`]; its consent page is then accepted without a browser.
-#[cfg(debug_assertions)]
+/// Debug builds with the `demo` feature only: the API base of a fake Google to connect Gmail
+/// accounts to, with [`TEST_GMAIL_TOKENINFO_ENV`]; its consent page is then accepted without a
+/// browser.
+#[cfg(all(debug_assertions, feature = "demo"))]
 pub const TEST_GMAIL_API_BASE_ENV: &str = "COUNTERSIGN_TEST_GMAIL_API_BASE";
-/// Debug builds only: the fake Google's tokeninfo endpoint (see [`TEST_GMAIL_API_BASE_ENV`]).
-#[cfg(debug_assertions)]
+/// Debug builds with `demo` only: the fake Google's tokeninfo endpoint (see
+/// [`TEST_GMAIL_API_BASE_ENV`]).
+#[cfg(all(debug_assertions, feature = "demo"))]
 pub const TEST_GMAIL_TOKENINFO_ENV: &str = "COUNTERSIGN_TEST_GMAIL_TOKENINFO";
 
 /// How a Gmail account is connected from the window: Google's endpoints and consent in the
-/// system browser. A debug build honours the test hooks above; a release build never does.
+/// system browser. A debug build with `demo` honours the test hooks above; a release build
+/// never does.
 pub fn gmail_connect(client_secret_json: String) -> GmailConnect {
-    #[cfg(debug_assertions)]
+    #[cfg(all(debug_assertions, feature = "demo"))]
     if let (Ok(api_base), Ok(tokeninfo)) = (
         std::env::var(TEST_GMAIL_API_BASE_ENV),
         std::env::var(TEST_GMAIL_TOKENINFO_ENV),
@@ -49,7 +52,9 @@ pub async fn pick_client_secret(app: AppHandle) -> Result<Option<String>, UiErro
         .set_title("The client_secret.json of your Google Cloud OAuth client")
         .add_filter("OAuth client (JSON)", &["json"])
         .pick_file(move |path| {
-            let _ = chosen.send(path);
+            if chosen.send(path).is_err() {
+                tracing::debug!("the file dialog answered after its command was cancelled");
+            }
         });
     let Some(path) = answer.await.ok().flatten() else {
         return Ok(None);

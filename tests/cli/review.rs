@@ -43,9 +43,31 @@ async fn a_synced_gmail_draft_shows_its_headers_text_and_attachment_list() {
     assert_eq!(shown["routes"], serde_json::json!([]));
     assert_eq!(shown["versions"].as_array().unwrap().len(), 1);
     assert_eq!(shown["sendRefusal"], serde_json::Value::Null);
+    // What may be done is core's word, printed as it is (the CLI keeps no rule of its own).
+    let actions: Vec<(String, bool)> = shown["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["action"].as_str().unwrap().to_string(),
+                a["allowed"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("approve".to_string(), true),
+            ("reject".to_string(), true),
+            ("undo".to_string(), false)
+        ]
+    );
 
     let human = cli.exec(&["show", &id]).await.ok().stdout;
     for expected in [
+        "Actions: approve, reject",
+        "cannot undo: there is no decision waiting on it",
         "Re: Invoice 1",
         "Ana Lima <ana@example.com>",
         "The invoice is attached.",

@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+use countersign_core::actions::Action;
+use countersign_core::decide::{self, UndoWindow};
+use countersign_core::review::review_detail;
 use countersign_e2e::desktop::skip_or_fail;
 use countersign_e2e::fixture::{eventually, gmail_reply, Fixture, TEST_UNDO_SECS};
 
@@ -71,11 +74,38 @@ async fn z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent() 
         .file_draft(&gmail_reply(1, "Quote", "It is 40 EUR."), None);
     fixture.sync(&account).await.unwrap();
     let item = fixture.item(&draft.id).await.unwrap();
+    // A second draft Google refuses to send (no recipient: 400 "Invalid To header"), approved
+    // before the app starts: the app's dispatcher meets the refusal.
+    let refused_draft = fixture.gmail.file_draft(
+        b"From: owner@example.com\r\nSubject: To no one\r\n\r\nHello.\r\n",
+        None,
+    );
+    fixture.sync(&account).await.unwrap();
+    let refused = fixture.item(&refused_draft.id).await.unwrap();
+    let shown = decide::current(&fixture.store, refused.id).await.unwrap();
+    decide::approve(&fixture.store, &shown, UndoWindow::None, "owner via test")
+        .await
+        .unwrap();
 
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();
     wait_detail(session, item.id).await.or_log(&app);
-    session.press_keys("a").await.unwrap();
+    // A click on Approve: the queue row turns queued from core's items-changed event, which
+    // carries the row (the UI neither polls nor reloads the queue after a decision).
+    session
+        .find("[data-action=approve]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for(
+            &format!("[role=option][data-id=\"{}\"][data-state=queued]", item.id),
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
     session
         .wait_for_text("[data-testid=countdown]", "Sending in", UI_TIMEOUT)
         .await
@@ -90,6 +120,24 @@ async fn z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent() 
         "an undone approval sends nothing"
     );
     assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
+
+    // The refused Gmail draft is still in Drafts: core offers approving it again, and the
+    // button follows core's detail (the UI once kept its own rule and disabled it).
+    open_item(session, refused.id).await.or_log(&app);
+    wait_detail_state(session, "send_failed").await.or_log(&app);
+    let detail = review_detail(&fixture.store, refused.id, false)
+        .await
+        .unwrap();
+    let approve = detail
+        .item
+        .summary
+        .actions
+        .iter()
+        .find(|a| a.action == Action::Approve)
+        .cloned()
+        .unwrap();
+    assert!(approve.allowed, "core allows it: {approve:?}");
+    wait_approve(session, approve.allowed).await.or_log(&app);
     app.quit().await.unwrap();
 }
 

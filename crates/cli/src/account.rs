@@ -74,7 +74,7 @@ impl AccountLine {
         let cursor = store.sync_cursor(&account.id).await?;
         Ok(AccountLine {
             secret_location: secret_location(data_dir, &account),
-            send_refusal: send_refusal(&account),
+            send_refusal: countersign_core::actions::send_refusal(&account),
             id: account.id,
             kind: account.kind,
             label: account.label,
@@ -234,15 +234,6 @@ fn scopes_text(scopes: &[String]) -> String {
         "none".into()
     } else {
         scopes.join(" ")
-    }
-}
-
-fn send_refusal(account: &Account) -> Option<String> {
-    match account.kind {
-        Source::Gmail => countersign_gmail::can_send(&account.granted_scopes)
-            .err()
-            .map(|sentence| sentence.to_string()),
-        Source::Muster => None,
     }
 }
 

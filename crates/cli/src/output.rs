@@ -41,6 +41,28 @@ pub fn items(items: &[ItemSummary], json: bool) -> Result<()> {
     Ok(())
 }
 
+/// What core allows on the item now, and why not the rest: the CLI decides nothing itself.
+fn actions(actions: &[countersign_core::actions::ActionState]) {
+    let allowed: Vec<&str> = actions
+        .iter()
+        .filter(|a| a.allowed)
+        .map(|a| a.action.as_str())
+        .collect();
+    println!(
+        "Actions: {}",
+        if allowed.is_empty() {
+            "none".to_string()
+        } else {
+            allowed.join(", ")
+        }
+    );
+    for refused in actions.iter().filter(|a| !a.allowed) {
+        if let Some(why) = &refused.why_not {
+            println!("  cannot {}: {why}", refused.action.as_str());
+        }
+    }
+}
+
 /// One item in full.
 pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     if json {
@@ -94,6 +116,7 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     if let Some(refusal) = &detail.send_refusal {
         println!("Cannot send: {refusal}");
     }
+    actions(&summary.actions);
     if let Some(link) = &detail.gmail_link {
         println!("In Gmail: {link}");
     }

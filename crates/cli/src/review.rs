@@ -6,7 +6,7 @@ use countersign_core::answered::AnsweredMessage;
 use countersign_core::render::ReviewView;
 use countersign_core::review::{review_detail, ReviewDiff, VersionInfo};
 use countersign_core::store::{AuditEntry, Decision, Item, Refusal, RouteRecord};
-use countersign_core::{ItemState, Source, Store};
+use countersign_core::{ItemState, Store};
 use serde::Serialize;
 
 /// Everything `show` prints about one item.
@@ -59,12 +59,7 @@ impl ItemDetail {
         // is for the app and need not break the CLI.
         let detail = review_detail(store, id, false).await?;
         let account = store.get_account(&detail.item.summary.account_id).await?;
-        let send_refusal = match account.kind {
-            Source::Gmail => countersign_gmail::can_send(&account.granted_scopes)
-                .err()
-                .map(|sentence| sentence.to_string()),
-            Source::Muster => None,
-        };
+        let send_refusal = countersign_core::actions::send_refusal(&account);
         let summary = &detail.item.summary;
         let refusal_reason = detail
             .refusals

@@ -7,9 +7,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use countersign_core::reachability::{Failure, Reach};
 use countersign_core::store::Account;
 use countersign_core::sync::{sync_gmail_with, sync_muster, Listing};
-use countersign_core::{Error, Source, Store};
+use countersign_core::{Source, Store};
 use serde::Serialize;
 
 /// What the sync of one account did.
@@ -54,10 +55,11 @@ pub async fn run(store: &Store, data_dir: &Path, json: bool) -> Result<ExitCode>
         };
         if let Err(e) = sync_one(store, &services, account, &mut line).await {
             let message = e.to_string();
-            let online = !is_unreachable(&e);
+            let failure = countersign_core::reachability::classify(&e);
             store
-                .record_sync_failure(&account.id, &message, online)
+                .record_reachability(&account.id, Reach::Failed(failure, &message))
                 .await?;
+            let online = failure != Failure::Unreachable;
             line.ok = false;
             line.online = online;
             line.error = Some(message);
@@ -98,15 +100,6 @@ async fn sync_one(
         }
     }
     Ok(())
-}
-
-/// The service did not answer at all (as opposed to answering with an error).
-fn is_unreachable(error: &Error) -> bool {
-    matches!(
-        error,
-        Error::Gmail(countersign_gmail::Error::Transport { .. })
-            | Error::Muster(countersign_muster::Error::Transport { .. })
-    )
 }
 
 fn print(results: &[AccountSync], json: bool) -> Result<()> {

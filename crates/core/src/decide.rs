@@ -3,7 +3,7 @@
 
 use chrono::{Duration, Utc};
 
-use crate::domain::{DecisionKind, ItemEvent, ItemState, Source};
+use crate::domain::{DecisionKind, ItemEvent, ItemState};
 use crate::error::{Error, Result};
 use crate::store::{Decision, NewAuditEntry, NewDecision, Store};
 
@@ -126,7 +126,7 @@ async fn enqueue(
 ) -> Result<Decision> {
     let item_id = shown.id;
     let action = format!("{} item {item_id}", kind.as_str());
-    let mut item = store.get_item(item_id).await?;
+    let item = store.get_item(item_id).await?;
     // Refuse before anything moves; the store checks again in its transaction.
     let current = store.version(item_id, &item.summary.version).await?;
     if current.version != shown.version || current.sha256 != shown.digest {
@@ -136,33 +136,22 @@ async fn enqueue(
             current: current.version,
         });
     }
-    if kind == DecisionKind::Approve && item.summary.source == Source::Gmail {
-        let size = current.content.bytes().len();
-        if size > countersign_gmail::drafts::MAX_SEND_BYTES {
-            return Err(Error::refused(
-                action,
-                format!(
-                    "the message is {:.1} MB and Gmail sends at most {} MB; ask the agent for a \
-                     smaller one (a link instead of the attachment)",
-                    size as f64 / 1_048_576.0,
-                    countersign_gmail::drafts::MAX_SEND_BYTES / 1_048_576
-                ),
-            ));
-        }
+    // Refuse early with the rule's own sentence (the store checks the state again in its
+    // transaction); the same rules give the actions the screens offer (crate::actions).
+    let source = item.summary.source;
+    crate::actions::decidable(source, item.summary.state, kind)
+        .map_err(|why| Error::refused(&action, why))?;
+    if kind == DecisionKind::Approve {
+        crate::actions::sendable_size(source, current.content.bytes().len())
+            .map_err(|why| Error::refused(&action, why))?;
     }
-    // A Gmail draft whose send Google refused is still in Drafts: deciding again is the owner's
-    // way to retry once the cause is fixed (e.g. the account reconnected with send permission).
-    // A muster draft the plugin failed is final: the session writes a redraft instead.
-    if item.summary.state == ItemState::SendFailed && item.summary.source == Source::Gmail {
-        item.summary.state = store
+    // A Gmail draft whose send Google refused is decided again from pending (see
+    // crate::actions::decidable).
+    if item.summary.state == ItemState::SendFailed {
+        store
             .apply_item_event(item_id, ItemEvent::ReviewAgain, None)
             .await?;
     }
-    // Refuse early with the state's own sentence (the store checks again in its transaction).
-    item.summary
-        .state
-        .check_decidable(kind)
-        .map_err(|why| Error::refused(&action, why))?;
     let undo_window = match window {
         UndoWindow::FromSettings => {
             Duration::seconds(i64::from(store.settings().await?.undo_window_secs))

@@ -95,8 +95,8 @@ impl ItemState {
     /// All states, in the order the queue lists them.
     pub const ALL: [ItemState; 9] = [
         ItemState::Pending,
-        ItemState::AwaitingCheck,
         ItemState::Conflict,
+        ItemState::AwaitingCheck,
         ItemState::Queued,
         ItemState::Sending,
         ItemState::SendFailed,
@@ -133,9 +133,9 @@ impl ItemState {
         match (self, kind) {
             (ItemState::Pending | ItemState::Conflict, _) => Ok(()),
             (ItemState::AwaitingCheck, DecisionKind::Reject) => Ok(()),
-            (ItemState::AwaitingCheck, DecisionKind::Approve) => Err(
-                "the plugin has not checked this reply yet; until it does, it can only be rejected",
-            ),
+            (ItemState::AwaitingCheck, DecisionKind::Approve) => {
+                Err("the plugin has not checked this reply yet — you can only reject it")
+            }
             (ItemState::Queued | ItemState::Sending, _) => {
                 Err("it is already decided and on its way; undo it first if the window is open")
             }

@@ -24,6 +24,30 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A file the owner chose to save to cannot be written.
+    #[error("cannot save to {path}: {source}")]
+    SaveFile {
+        /// The file chosen.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A value cannot be encoded (to JSON) to be stored.
+    #[error("cannot encode {what}: {detail}")]
+    Encode {
+        /// What, e.g. "the settings".
+        what: &'static str,
+        /// The encoder's words.
+        detail: String,
+    },
+    /// A background task of this process stopped before finishing (it panicked).
+    #[error("cannot finish {what}: the task stopped ({detail})")]
+    TaskFailed {
+        /// What the task was doing.
+        what: &'static str,
+        /// The runtime's words.
+        detail: String,
+    },
     /// A migration failed.
     #[error("cannot bring the mirror at {path} up to date: {detail}")]
     Migrate {

@@ -9,6 +9,7 @@
 
 #![deny(missing_docs)]
 
+pub mod actions;
 pub mod answered;
 pub mod app;
 pub mod autostart;
@@ -19,6 +20,7 @@ pub mod error;
 pub mod live;
 pub mod outbox;
 pub mod paths;
+pub mod reachability;
 pub mod render;
 pub mod review;
 pub mod secrets;

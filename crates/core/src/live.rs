@@ -9,25 +9,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use countersign_muster::{EventOptions, MusterClient, MusterEvent};
-use serde::Serialize;
 use tokio::sync::watch;
 
 use crate::error::Result;
+use crate::reachability::{self, Failure};
 use crate::services::Services;
-use crate::store::{Account, Refusal, Store};
+use crate::store::{Account, Store};
 use crate::sync::{muster::apply_event, sync_gmail_with, Listing};
 
 /// Something that changed in the mirror or in a service's reachability.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LiveChange {
     /// Items of this account changed.
+    /// (New refusals among them are in the mirror, marked unnotified: the app tells the owner
+    /// about each exactly once from there, even across a crash.)
     ItemsChanged {
         /// The account.
         account_id: String,
-        /// New refusals to tell the owner about.
-        new_refusals: Vec<Refusal>,
     },
     /// The account's service answers again, or stopped answering.
     Reachability {
@@ -61,37 +59,49 @@ pub async fn follow_muster(
         let Some(event) = event else {
             return;
         };
-        match apply_event(&store, &account, &client, &event).await {
-            Ok(Some(report)) => {
+        // A removal waits for this task to end: a sync in progress is dropped, not finished.
+        let applied = tokio::select! {
+            applied = apply_event(&store, &account, &client, &event) => applied,
+            _ = stop.changed() => return,
+        };
+        match applied {
+            Ok(Some(_report)) => {
                 if matches!(event, MusterEvent::Connected) {
-                    let _ = store.set_account_online(&account.id, true, None).await;
+                    reachability::record_answered(&store, &account.id).await;
                     on_change(LiveChange::Reachability {
                         account_id: account.id.clone(),
                         online: true,
                         detail: None,
                     });
                 }
+                // A change event always changed something (a state, a check, a route).
                 on_change(LiveChange::ItemsChanged {
                     account_id: account.id.clone(),
-                    new_refusals: report.new_refusals,
                 });
             }
             Ok(None) => {
-                let detail = match &event {
-                    MusterEvent::Disconnected { reason } => reason.clone(),
-                    _ => "sign in to muster again".into(),
+                // apply_event recorded it; the event says what the mirror now holds.
+                let (online, detail) = match &event {
+                    MusterEvent::Disconnected { reason } => (false, reason.clone()),
+                    _ => (true, reachability::MUSTER_SIGN_IN_AGAIN.to_string()),
                 };
                 on_change(LiveChange::Reachability {
                     account_id: account.id.clone(),
-                    online: false,
+                    online,
                     detail: Some(detail),
                 });
             }
             Err(e) => {
                 tracing::warn!(account = %account.id, error = %e, "muster sync failed");
-                let _ = store
-                    .record_sync_failure(&account.id, &e.to_string(), true)
-                    .await;
+                if reachability::record_failure(&store, &account.id, &e).await
+                    == Failure::Unreachable
+                {
+                    on_change(LiveChange::Reachability {
+                        account_id: account.id.clone(),
+                        online: false,
+                        detail: Some(e.to_string()),
+                    });
+                }
             }
         }
     }
@@ -176,12 +186,17 @@ pub async fn poll_gmail(
             } else {
                 Listing::Always
             };
-            match sync_account_once(&store, &services, &current, listing).await {
+            // A removal waits for this task to end: a sync in progress is dropped, not finished.
+            let synced = tokio::select! {
+                synced = sync_account_once(&store, &services, &current, listing) => synced,
+                _ = stop.changed() => return,
+            };
+            match synced {
                 Ok(changed) => {
                     listed_at_start = true;
                     if !online {
                         online = true;
-                        let _ = store.set_account_online(&account.id, true, None).await;
+                        reachability::record_answered(&store, &account.id).await;
                         on_change(LiveChange::Reachability {
                             account_id: account.id.clone(),
                             online,
@@ -191,30 +206,17 @@ pub async fn poll_gmail(
                     if changed {
                         on_change(LiveChange::ItemsChanged {
                             account_id: account.id.clone(),
-                            new_refusals: vec![],
                         });
                     }
                 }
-                Err(crate::Error::Gmail(countersign_gmail::Error::GrantEnded)) => {
+                Err(e @ crate::Error::Gmail(countersign_gmail::Error::GrantEnded)) => {
                     // The sync marked the account; the next round tells the owner once.
-                    let _ = store
-                        .record_sync_failure(
-                            &account.id,
-                            countersign_gmail::GRANT_ENDED_SENTENCE,
-                            true,
-                        )
-                        .await;
+                    reachability::record_failure(&store, &account.id, &e).await;
                     continue;
                 }
                 Err(e) => {
-                    let unreachable = matches!(
-                        &e,
-                        crate::Error::Gmail(countersign_gmail::Error::Transport { .. })
-                            | crate::Error::Gmail(countersign_gmail::Error::Server { .. })
-                    );
-                    let _ = store
-                        .record_sync_failure(&account.id, &e.to_string(), !unreachable)
-                        .await;
+                    let unreachable = reachability::record_failure(&store, &account.id, &e).await
+                        == Failure::Unreachable;
                     if unreachable && online {
                         online = false;
                         on_change(LiveChange::Reachability {

@@ -117,7 +117,7 @@ pub async fn review_detail_since(
     load_remote: bool,
     since: Option<&str>,
 ) -> Result<ReviewDetail> {
-    let item = store.get_item(item_id).await?;
+    let mut item = store.get_item(item_id).await?;
     let account = store.get_account(&item.summary.account_id).await?;
     let settings = store.settings().await?;
     let allow_remote =
@@ -145,6 +145,21 @@ pub async fn review_detail_since(
         entry.outcome.as_deref() == Some(crate::edit::EDITED_BY_OWNER)
             && entry.version.as_deref() == Some(current.version.as_str())
     });
+    // The detail knows the size the row does not: an oversized Gmail message is not approvable.
+    item.summary.actions = crate::actions::allowed_actions(
+        &item.summary,
+        Some(current.content.bytes().len()),
+        chrono::Utc::now(),
+    );
+    // The detail knows the body too: one the editor cannot rewrite is not editable.
+    let edit = crate::edit::edit_form(item.summary.source, item.summary.state, &current.content);
+    for state in &mut item.summary.actions {
+        if let (crate::actions::Action::Edit, crate::edit::EditForm::Refused { why }) =
+            (state.action, &edit)
+        {
+            *state = crate::actions::ActionState::from_check(state.action, Err(why.clone()));
+        }
+    }
     let diff = match previous_version(&versions, current) {
         Some(previous) => Some(ReviewDiff {
             base: if edited_by_owner {
@@ -199,7 +214,7 @@ pub async fn review_detail_since(
         decisions: store.decisions_for_item(item_id).await?,
         refusals: store.refusals_for_item(item_id).await?,
         audit,
-        edit: crate::edit::edit_form(item.summary.source, item.summary.state, &current.content),
+        edit,
         edited_by_owner,
         remote_allowed: allow_remote,
         routes,
@@ -249,7 +264,7 @@ pub async fn save_attachment(
     path: &Path,
 ) -> Result<u64> {
     let (_, _, bytes) = attachment(store, item_id, index).await?;
-    std::fs::write(path, &bytes).map_err(|source| Error::DataDir {
+    std::fs::write(path, &bytes).map_err(|source| Error::SaveFile {
         path: path.to_path_buf(),
         source,
     })?;

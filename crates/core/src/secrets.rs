@@ -161,7 +161,9 @@ fn write_private(dir: &Path, account_id: &str, secret: &str) -> Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        if let Err(e) = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)) {
+            tracing::warn!(path = %path.display(), error = %e, "cannot make a secret file private");
+        }
     }
     file.write_all(secret.as_bytes())
         .map_err(|e| storage_error(&format!("cannot write {}: {e}", path.display())))

@@ -10,6 +10,7 @@ import type {
   AttachmentView,
   Decision,
   ItemState,
+  ItemsChanged,
   ItemSummary,
   Refusal,
   ReviewDetail,
@@ -104,7 +105,8 @@ export const setStartAtLogin = (enabled: boolean) =>
 
 /** The handlers for the shell's events. */
 export interface EventHandlers {
-  itemsChanged: () => void;
+  /** `null`: the shell changed something itself (pause, demo): read everything again. */
+  itemsChanged: (payload: ItemsChanged | null) => void;
   reachability: (payload: { accountId: string; online: boolean; detail: string | null }) => void;
   refusal: (payload: { refusal: Refusal; item: ItemSummary }) => void;
   openItem: (payload: { id: number }) => void;
@@ -113,7 +115,9 @@ export interface EventHandlers {
 /** Subscribes to every event of the contract; the returned function unsubscribes. */
 export async function listenAll(handlers: EventHandlers): Promise<() => void> {
   const unlisten: UnlistenFn[] = await Promise.all([
-    listen("countersign://items-changed", () => handlers.itemsChanged()),
+    listen<ItemsChanged | null>("countersign://items-changed", (e) =>
+      handlers.itemsChanged(e.payload ?? null),
+    ),
     listen<Parameters<EventHandlers["reachability"]>[0]>("countersign://reachability", (e) =>
       handlers.reachability(e.payload),
     ),

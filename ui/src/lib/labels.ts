@@ -61,12 +61,3 @@ export function decisionLabel(item: ItemSummary, now: number): string | null {
   if (left > 0) return `${verb} in ${left} s`;
   return `${verb} now…`;
 }
-
-/** Whether `item` still has an undo window open at `now`. */
-export function canUndo(item: ItemSummary, now: number): boolean {
-  return (
-    item.state === "queued" &&
-    item.decision !== null &&
-    Date.parse(item.decision.dueAt) > now
-  );
-}

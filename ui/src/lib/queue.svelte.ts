@@ -2,7 +2,7 @@
 // the counts per state and the selection, as one source of truth for the list, the detail
 // pane and keyboard triage.
 import { listItems } from "./api";
-import { ALL_STATES, type ItemState, type ItemSummary, type Source, type UiError } from "./types";
+import type { ItemState, ItemSummary, Source, UiError } from "./types";
 
 /** Loading → loaded (possibly empty) or failed. */
 export type QueueStatus = "loading" | "ready" | "failed";
@@ -32,9 +32,9 @@ export class Queue {
     );
   });
 
-  /** How many items are in each state (for the account/source filter). */
+  /** How many items are in each state (for the account/source filter); absent: none. */
   counts = $derived.by(() => {
-    const counts = Object.fromEntries(ALL_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
+    const counts: Partial<Record<ItemState, number>> = {};
     for (const item of this.all) counts[item.state] = (counts[item.state] ?? 0) + 1;
     return counts;
   });
@@ -72,6 +72,16 @@ export class Queue {
     if (this.selectedId === null || !this.items.some((i) => i.id === this.selectedId)) {
       this.selectedId = this.items[0]?.id ?? null;
     }
+  }
+
+  /** Puts the rows core sent with a change in place of the ones shown (no read of the queue).
+   * False when one of them is not in the list (then read the queue again). */
+  update(changed: ItemSummary[]): boolean {
+    const byId = new Map(changed.map((item) => [item.id, item]));
+    if (changed.some((item) => !this.all.some((row) => row.id === item.id))) return false;
+    this.all = this.all.map((row) => byId.get(row.id) ?? row);
+    this.#keepSelection();
+    return true;
   }
 
   /** Re-applies client-side filters to the selection. */

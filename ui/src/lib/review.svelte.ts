@@ -2,32 +2,36 @@
 // and the owner's actions on it. One class so the buttons and the keyboard shortcuts go
 // through the same checks ("you can only reject it") and show errors in the same place.
 import * as api from "./api";
-import type { ItemSummary, ReviewDetail, ReviewDiff, Shown, UiError } from "./types";
+import type {
+  Action,
+  ActionState,
+  ItemSummary,
+  ReviewDetail,
+  ReviewDiff,
+  Shown,
+  UiError,
+} from "./types";
 
-/** Why Approve is disabled for `item`, or null when it can be approved. */
-export function approveBlocked(item: ItemSummary | null): string | null {
+/**
+ * Why `action` is not open on `item` at `now` (ms), or null when it is: core's word
+ * (`item.actions`), never the UI's own rule. `actions` is the freshest list core gave for the
+ * item (the open detail's, or the queue row's).
+ */
+export function actionBlocked(
+  item: ItemSummary | null,
+  actions: ActionState[] | null,
+  action: Action,
+  now: number,
+): string | null {
   if (!item) return "No draft is selected.";
-  switch (item.state) {
-    case "pending":
-    case "conflict":
-      return null;
-    case "awaiting_check":
-      return "The plugin has not checked this reply yet — you can only reject it.";
-    case "queued":
-      return "A decision is already queued for this draft.";
-    case "sending":
-      return "This draft is already on its way.";
-    default:
-      return "This draft can no longer be approved.";
+  const state = (actions ?? item.actions).find((a) => a.action === action);
+  if (!state) return `Cannot ${action} this draft.`;
+  if (!state.allowed) return `Cannot ${action}: ${state.whyNot ?? "not allowed now"}.`;
+  // Core said when it closes by itself (the undo window): no need to ask it again.
+  if (state.until !== null && Date.parse(state.until) <= now) {
+    return `Cannot ${action}: the window closed; it is too late to take it back.`;
   }
-}
-
-/** Why Reject is disabled for `item`, or null when it can be rejected. */
-export function rejectBlocked(item: ItemSummary | null): string | null {
-  if (!item) return "No draft is selected.";
-  return ["pending", "awaiting_check", "conflict"].includes(item.state)
-    ? null
-    : "This draft can no longer be rejected.";
+  return null;
 }
 
 /** How long Approve waits after the draft on screen was swapped for a newer version, so a
@@ -114,6 +118,21 @@ export class Review {
     return shown;
   }
 
+  /** The actions core gave for `item`: the open detail's when it is at least as new as the
+   * queue row (the detail also knows the message size), else the row's. */
+  actionsFor(item: ItemSummary | null): ActionState[] | null {
+    const detail = this.detail;
+    if (!item || !detail || detail.item.id !== item.id) return null;
+    return Date.parse(detail.item.updatedAt) >= Date.parse(item.updatedAt)
+      ? detail.item.actions
+      : null;
+  }
+
+  /** Why `action` is not open on `item` now (core's sentence), or null. */
+  blocked(item: ItemSummary | null, action: Action, now: number = Date.now()): string | null {
+    return actionBlocked(item, this.actionsFor(item), action, now);
+  }
+
   /** Why the owner cannot decide on `item` right now (not shown yet, just changed), or null. */
   notReady(item: ItemSummary | null): string | null {
     if (!item) return "No draft is selected.";
@@ -164,7 +183,7 @@ export class Review {
 
   /** Approves the version of `item` on screen if the rules allow it; says why not otherwise. */
   approve(item: ItemSummary | null): Promise<boolean> {
-    const blocked = approveBlocked(item);
+    const blocked = this.blocked(item, "approve");
     if (blocked || !item) return this.#refuse(blocked ?? "");
     const target = this.#target(item);
     if (typeof target === "string") return this.#refuse(target);
@@ -174,7 +193,7 @@ export class Review {
   /** The version a rejection of `item` binds to (taken when the owner starts rejecting), or
    * null with the reason shown. */
   beginReject(item: ItemSummary | null): Shown | null {
-    const blocked = rejectBlocked(item);
+    const blocked = this.blocked(item, "reject");
     if (blocked || !item) {
       void this.#refuse(blocked ?? "");
       return null;
@@ -231,9 +250,8 @@ export class Review {
 
   /** Takes back the queued decision on `item`. */
   undo(item: ItemSummary | null): Promise<boolean> {
-    if (!item || item.state !== "queued") {
-      return this.#refuse("There is nothing to undo for this draft.");
-    }
+    const blocked = this.blocked(item, "undo");
+    if (blocked || !item) return this.#refuse(blocked ?? "");
     return this.#act(() => api.undo(item.id));
   }
 }

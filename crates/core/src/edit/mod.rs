@@ -51,24 +51,12 @@ pub enum EditForm {
     },
 }
 
-/// Whether the item in `state` from `source` with `content` can be edited, and with what.
+/// Whether the item in `state` from `source` with `content` can be edited, and with what: the
+/// state rule is [`crate::actions::editable`]'s, then the body must be one this editor can
+/// rewrite (a text part, at most one HTML alternative).
 pub fn edit_form(source: Source, state: ItemState, content: &DraftContent) -> EditForm {
-    let refused = |why: &str| EditForm::Refused { why: why.into() };
-    if source == Source::Muster {
-        return refused(
-            "muster drafts cannot be edited: muster's decision carries no text. Reject it with \
-             a note saying what to change, and the agent writes a new draft",
-        );
-    }
-    if !editable_state(state) {
-        return refused(match state {
-            ItemState::Queued | ItemState::Sending => {
-                "it is already decided; undo the decision first if the window is still open"
-            }
-            ItemState::Sent => "it has been sent already",
-            ItemState::Rejected => "it has been rejected already",
-            _ => "it is not there any more (deleted or sent elsewhere)",
-        });
+    if let Err(why) = crate::actions::editable(source, state) {
+        return EditForm::Refused { why: why.into() };
     }
     match (editable(content.bytes()), content) {
         (
@@ -84,17 +72,10 @@ pub fn edit_form(source: Source, state: ItemState, content: &DraftContent) -> Ed
             replaces_html,
         },
         (Editable::Not(why), _) => EditForm::Refused { why },
-        (_, _) => refused("only a Gmail message can be edited"),
+        (_, _) => EditForm::Refused {
+            why: "only a Gmail message can be edited".into(),
+        },
     }
-}
-
-/// States in which the owner may still change what would be sent: undecided, or (Gmail) a send
-/// Google refused, which the owner may fix and approve again.
-fn editable_state(state: ItemState) -> bool {
-    matches!(
-        state,
-        ItemState::Pending | ItemState::Conflict | ItemState::SendFailed
-    )
 }
 
 /// Save the owner's edit of the version they were shown: Gmail gets the new version, the

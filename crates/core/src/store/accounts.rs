@@ -96,8 +96,10 @@ impl Store {
             new.kind.as_str(),
             &uuid::Uuid::new_v4().simple().to_string()[..8]
         );
-        let scopes = serde_json::to_string(&new.granted_scopes)
-            .map_err(|e| Error::Corrupt(e.to_string()))?;
+        let scopes = serde_json::to_string(&new.granted_scopes).map_err(|e| Error::Encode {
+            what: "the granted scopes",
+            detail: e.to_string(),
+        })?;
         sqlx::query(
             "INSERT INTO accounts (id, kind, label, address, api_base, granted_scopes, secret_storage, created_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -152,8 +154,10 @@ impl Store {
         granted_scopes: &[String],
         secret_storage: SecretStorage,
     ) -> Result<()> {
-        let scopes =
-            serde_json::to_string(granted_scopes).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let scopes = serde_json::to_string(granted_scopes).map_err(|e| Error::Encode {
+            what: "the granted scopes",
+            detail: e.to_string(),
+        })?;
         let done =
             sqlx::query("UPDATE accounts SET granted_scopes = ?, secret_storage = ? WHERE id = ?")
                 .bind(scopes)

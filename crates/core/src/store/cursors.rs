@@ -7,6 +7,7 @@ use sqlx::Row;
 
 use super::{format_time, parse_opt_time, Store};
 use crate::error::Result;
+use crate::reachability::Reach;
 
 /// Where an account's sync stands.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,40 +95,25 @@ impl Store {
         Ok(())
     }
 
-    /// Record a sync that failed, and whether the service could be reached at all.
-    pub async fn record_sync_failure(
-        &self,
-        account_id: &str,
-        error: &str,
-        online: bool,
-    ) -> Result<()> {
+    /// Record what the last call to the account's service found, whoever made it (a sync, a
+    /// live loop, the dispatcher): the one place "is this account online?" is written.
+    /// Answered: online (the last error stays until a sync succeeds); unreachable: offline
+    /// with the sentence; refused: online with the sentence; a local failure: the sentence,
+    /// online left as it was.
+    pub async fn record_reachability(&self, account_id: &str, reach: Reach<'_>) -> Result<()> {
+        let (online, error) = match reach {
+            Reach::Answered => (Some(true), None),
+            Reach::Failed(_, sentence) => (reach.online(), Some(sentence)),
+        };
         sqlx::query(
-            "INSERT INTO sync_cursors (account_id, last_error, online) VALUES (?, ?, ?)
-             ON CONFLICT (account_id) DO UPDATE SET last_error = excluded.last_error,
-                online = excluded.online",
+            "INSERT INTO sync_cursors (account_id, last_error, online) VALUES (?, ?, COALESCE(?, 1))
+             ON CONFLICT (account_id) DO UPDATE SET
+                online = COALESCE(?, online),
+                last_error = COALESCE(excluded.last_error, last_error)",
         )
         .bind(account_id)
         .bind(error)
         .bind(online)
-        .execute(self.pool())
-        .await?;
-        Ok(())
-    }
-
-    /// Record whether the account's service answered the last call (sync or dispatch).
-    pub async fn set_account_online(
-        &self,
-        account_id: &str,
-        online: bool,
-        error: Option<&str>,
-    ) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO sync_cursors (account_id, last_error, online) VALUES (?, ?, ?)
-             ON CONFLICT (account_id) DO UPDATE SET online = excluded.online,
-                last_error = CASE WHEN excluded.online = 1 THEN last_error ELSE excluded.last_error END",
-        )
-        .bind(account_id)
-        .bind(error)
         .bind(online)
         .execute(self.pool())
         .await?;

@@ -168,24 +168,11 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         let Some(row) = row else {
-            return Err(Error::refused(action, "there is no decision waiting on it"));
+            return Err(Error::refused(action, crate::actions::NOTHING_TO_UNDO));
         };
         let decision = decision_from_row(&row)?;
-        if decision.state != DecisionState::Queued {
-            return Err(Error::refused(
-                action,
-                "it is already being sent; it is too late to take it back",
-            ));
-        }
-        if decision.due_at <= now {
-            return Err(Error::refused(
-                action,
-                format!(
-                    "the undo window closed at {}; it is too late to take it back",
-                    format_time(decision.due_at)
-                ),
-            ));
-        }
+        crate::actions::undoable(decision.state, decision.due_at, now)
+            .map_err(|why| Error::refused(&action, why))?;
         let state = decision.state.cancel()?;
         sqlx::query("UPDATE decisions SET state = ?, finished_at = ? WHERE id = ?")
             .bind(state.as_str())

@@ -187,6 +187,10 @@ pub struct ItemSummary {
     pub account_online: bool,
     /// Last change.
     pub updated_at: DateTime<Utc>,
+    /// What the owner may do to it when it was read, with the sentence for what not
+    /// ([`crate::actions::allowed_actions`]).
+    #[serde(default)]
+    pub actions: Vec<crate::actions::ActionState>,
 }
 
 /// A whole item.
@@ -578,7 +582,7 @@ fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSummary> {
         }),
         None => None,
     };
-    Ok(ItemSummary {
+    let mut summary = ItemSummary {
         id: row.try_get("id")?,
         account_id: row.try_get("account_id")?,
         source: parse_enum(row.try_get::<&str, _>("source")?)?,
@@ -595,7 +599,10 @@ fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSummary> {
         decision,
         account_online: row.try_get("account_online")?,
         updated_at: parse_time(row.try_get::<&str, _>("updated_at")?)?,
-    })
+        actions: vec![],
+    };
+    summary.actions = crate::actions::allowed_actions(&summary, None, Utc::now());
+    Ok(summary)
 }
 
 fn version_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DraftVersion> {

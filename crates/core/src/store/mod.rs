@@ -104,9 +104,12 @@ impl Store {
     /// Close every connection (checkpointing the WAL).
     pub async fn close(&self) {
         // Fold the WAL back into the main file so the mirror is one self-contained file.
-        let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
             .execute(&self.pool)
-            .await;
+            .await
+        {
+            tracing::warn!(error = %e, "cannot fold the WAL back into the mirror on close");
+        }
         self.pool.close().await;
     }
 }
@@ -204,7 +207,9 @@ fn migrate_error(path: &Path, error: sqlx::migrate::MigrateError) -> Error {
 fn restrict_permissions(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     // The mirror holds the owner's mail: nobody else on the machine should read it.
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    if let Err(e) = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)) {
+        tracing::warn!(path = %dir.display(), error = %e, "cannot make the data directory private");
+    }
 }
 
 #[cfg(not(unix))]

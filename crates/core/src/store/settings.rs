@@ -77,7 +77,10 @@ impl Store {
                 format!("the undo window can be at most {MAX_UNDO_WINDOW_SECS} seconds"),
             ));
         }
-        let json = serde_json::to_string(settings).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let json = serde_json::to_string(settings).map_err(|e| Error::Encode {
+            what: "the settings",
+            detail: e.to_string(),
+        })?;
         sqlx::query(
             "INSERT INTO settings (key, value) VALUES (?, ?)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::{ItemState, RouteState, Source, MAX_ROUTE_REDRAFTS};
 use crate::error::{Error, Result};
+use crate::reachability::{Failure, Reach, MUSTER_SIGN_IN_AGAIN};
 use crate::render::{render_message, Address, RenderOptions};
 use crate::store::{
     parse_time, Account, DraftContent, MusterFields, ObservedDraft, Refusal, RefusalKind,
@@ -153,13 +154,16 @@ pub async fn apply_event(
         MusterEvent::RouteChanged { id } => sync_muster_route(store, account, client, id).await?,
         MusterEvent::Disconnected { reason } => {
             store
-                .record_sync_failure(&account.id, reason, false)
+                .record_reachability(&account.id, Reach::Failed(Failure::Unreachable, reason))
                 .await?;
             return Ok(None);
         }
         MusterEvent::SignInAgain => {
             store
-                .record_sync_failure(&account.id, "sign in to muster again", true)
+                .record_reachability(
+                    &account.id,
+                    Reach::Failed(Failure::Refused, MUSTER_SIGN_IN_AGAIN),
+                )
                 .await?;
             return Ok(None);
         }
@@ -337,9 +341,10 @@ fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
             redraft_of: draft.redraft_of.clone(),
             redraft_number: draft.redraft_number,
         },
-        answers_json: Some(
-            serde_json::to_string(&answers).map_err(|e| Error::Corrupt(e.to_string()))?,
-        ),
+        answers_json: Some(serde_json::to_string(&answers).map_err(|e| Error::Encode {
+            what: "the answered message",
+            detail: e.to_string(),
+        })?),
         state_reason: reason,
         attachments: vec![],
     })

@@ -1,12 +1,17 @@
 //! Integration tests of countersign-core on real SQLite files in temp dirs, against the fakes
 //! on 127.0.0.1.
 
+mod actions;
+mod app_events;
 mod autostart;
 mod binding;
 mod edit;
+mod errors;
 mod gmail_behaviour;
+mod lifecycle;
 mod muster_truth;
 mod outbox;
+mod reachability;
 mod store;
 mod support;
 mod sync_gmail;

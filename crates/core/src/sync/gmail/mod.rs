@@ -197,7 +197,10 @@ async fn reconcile(
         };
         let fetched = match fetch.await {
             Ok(fetched) => fetched,
-            Err(e) => Err(Error::Corrupt(format!("a draft fetch stopped: {e}"))),
+            Err(e) => Err(Error::TaskFailed {
+                what: "a draft fetch",
+                detail: e.to_string(),
+            }),
         };
         let (mut observed, in_reply_to) = match fetched {
             Ok(Some(observed)) => observed,
@@ -223,7 +226,10 @@ async fn reconcile(
                 .await?
                 .map(|parent| serde_json::to_string(&parent))
                 .transpose()
-                .map_err(|e| Error::Corrupt(e.to_string()))?;
+                .map_err(|e| Error::Encode {
+                    what: "the answered message",
+                    detail: e.to_string(),
+                })?;
             }
         }
         let outcome = store.record_draft(&observed).await?;

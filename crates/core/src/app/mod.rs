@@ -4,22 +4,27 @@
 //!
 //! The desktop shell holds one [`RunningApp`] and forwards its events; it decides nothing.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use countersign_muster::EventOptions;
-use serde::Serialize;
 use tokio::sync::watch;
 
+use crate::decide::{self, Shown, UndoWindow};
 use crate::domain::Source;
 use crate::error::Result;
 use crate::live::{follow_muster, poll_gmail, GmailCadence, LiveChange, OnChange};
 use crate::outbox::{DispatchConfig, DispatchReport, Dispatcher};
 use crate::services::Services;
-use crate::store::{Account, ItemSummary, Refusal, Store};
+use crate::store::{Account, Decision, Store};
 use crate::sync::{sync_gmail_with, sync_muster, Listing};
+
+mod events;
+
+pub use events::{announce_new_drafts, AppEvent, ChangeCause, ItemsChanged, OnEvent};
+use events::{deliver_new_drafts, deliver_refusals, emit_items};
 
 /// How the running app paces itself.
 #[derive(Clone, Debug)]
@@ -45,40 +50,6 @@ impl Default for AppOptions {
     }
 }
 
-/// What the UI must hear about.
-#[derive(Clone, Debug, Serialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase", tag = "kind")]
-pub enum AppEvent {
-    /// Items changed: reload the queue (and the open item).
-    ItemsChanged,
-    /// An account's service stopped or started answering.
-    Reachability {
-        /// The account.
-        account_id: String,
-        /// Whether it answers.
-        online: bool,
-        /// Why not.
-        detail: Option<String>,
-    },
-    /// Drafts arrived that await review: one notification "N new drafts to review" per burst
-    /// (only when the owner turned these notifications on).
-    NewDrafts {
-        /// How many.
-        count: usize,
-    },
-    /// A refusal the owner must be told about (a notification).
-    Refusal {
-        /// The refusal.
-        refusal: Refusal,
-        /// The item it is about.
-        item: Box<ItemSummary>,
-    },
-}
-
-/// The callback that hears [`AppEvent`]s.
-pub type OnEvent = Arc<dyn Fn(AppEvent) + Send + Sync>;
-
 /// A started app.
 pub struct RunningApp {
     store: Store,
@@ -96,7 +67,14 @@ pub struct RunningApp {
     /// No key or pointer input in the window for a while (the UI says).
     idle: std::sync::atomic::AtomicBool,
     poll_gmail_now: Arc<tokio::sync::Notify>,
-    followed_gmail: Mutex<HashSet<String>>,
+    /// The live task of every followed account, by account id.
+    followed: Mutex<HashMap<String, Following>>,
+}
+
+/// One account's live task (Gmail poll or muster event stream) and its own stop switch.
+struct Following {
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for RunningApp {
@@ -133,18 +111,13 @@ impl RunningApp {
             shown: std::sync::atomic::AtomicBool::new(true),
             idle: std::sync::atomic::AtomicBool::new(false),
             poll_gmail_now: Arc::default(),
-            followed_gmail: Mutex::default(),
+            followed: Mutex::default(),
         };
         app.dispatching = app.start_dispatcher().await?;
         for account in app.store.list_accounts().await? {
             app.follow(account);
         }
         Ok(app)
-    }
-
-    /// The mirror.
-    pub fn store(&self) -> &Store {
-        &self.store
     }
 
     /// The service clients.
@@ -157,34 +130,141 @@ impl RunningApp {
         self.dispatching
     }
 
-    /// Start following an account that was just connected. A Gmail account followed already
-    /// (reconnected) is checked at once by its running loop.
-    pub fn follow(&self, account: Account) {
+    /// Connect a Gmail account (Google's consent) and start following it.
+    pub async fn connect_gmail(&self, connect: crate::services::GmailConnect) -> Result<Account> {
+        let account = self.services.connect_gmail(&self.store, connect).await?;
+        self.follow(account.clone());
+        self.connected(&account);
+        Ok(account)
+    }
+
+    /// Sign in to a muster instance and start following it.
+    pub async fn connect_muster(&self, url: &str, password: &str) -> Result<Account> {
+        let account = self
+            .services
+            .connect_muster(&self.store, url, password)
+            .await?;
+        self.follow(account.clone());
+        self.connected(&account);
+        Ok(account)
+    }
+
+    /// Remove an account: its live task is stopped (and has ended) before its secrets and
+    /// everything mirrored for it are deleted, so nothing of it reaches the service or the
+    /// mirror afterwards.
+    pub async fn remove_account(&self, account_id: &str) -> Result<()> {
+        self.unfollow(account_id).await;
+        self.services
+            .remove_account(&self.store, account_id)
+            .await?;
+        (self.on_event)(AppEvent::ItemsChanged(ItemsChanged::unknown(
+            ChangeCause::Accounts,
+            Some(account_id.to_string()),
+        )));
+        Ok(())
+    }
+
+    /// Approve the version the owner was shown ([`crate::decide::approve`]) and tell the UI
+    /// at once, with the item's row as it is now.
+    pub async fn approve(&self, shown: &Shown, actor: &str) -> Result<Decision> {
+        let decision = decide::approve(&self.store, shown, UndoWindow::FromSettings, actor).await?;
+        self.decided(shown.id, ChangeCause::Decided).await;
+        Ok(decision)
+    }
+
+    /// Reject the version the owner was shown ([`crate::decide::reject`]), telling the UI.
+    pub async fn reject(&self, shown: &Shown, reason: &str, actor: &str) -> Result<Decision> {
+        let decision = decide::reject(&self.store, shown, reason, actor).await?;
+        self.decided(shown.id, ChangeCause::Decided).await;
+        Ok(decision)
+    }
+
+    /// Take back the decision on `item_id` ([`crate::decide::undo`]), telling the UI.
+    pub async fn undo(&self, item_id: i64, actor: &str) -> Result<Decision> {
+        let decision = decide::undo(&self.store, item_id, actor).await?;
+        self.decided(item_id, ChangeCause::Undone).await;
+        Ok(decision)
+    }
+
+    /// Save the owner's edit of the version shown ([`crate::edit::save_edit`]), telling the UI;
+    /// the new version, which still has to be approved.
+    pub async fn save_edit(
+        &self,
+        shown: &Shown,
+        subject: &str,
+        text: &str,
+        actor: &str,
+    ) -> Result<Shown> {
+        let edited =
+            crate::edit::save_edit(&self.store, &self.services, shown, subject, text, actor)
+                .await?;
+        self.decided(shown.id, ChangeCause::Edited).await;
+        Ok(edited)
+    }
+
+    async fn decided(&self, item_id: i64, cause: ChangeCause) {
+        emit_items(&self.store, &self.on_event, cause, vec![item_id]).await;
+    }
+
+    /// Start following an account (done by [`Self::start`], [`Self::connect_gmail`] and
+    /// [`Self::connect_muster`]). A Gmail account followed already (reconnected) is checked at
+    /// once by its running loop; a muster account followed already is followed anew (its
+    /// event stream signs in again with the new password).
+    fn follow(&self, account: Account) {
+        let mut followed = self.followed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(current) = followed.get(&account.id) {
+            if account.kind == Source::Gmail && !current.task.is_finished() {
+                self.poll_gmail_now.notify_waiters();
+                return;
+            }
+            current.stop.send_replace(true);
+        }
+        let (stop, stopped) = watch::channel(*self.stop.borrow());
+        let task = self.spawn_follower(account.clone(), stopped);
+        followed.insert(account.id, Following { stop, task });
+    }
+
+    fn connected(&self, account: &Account) {
+        (self.on_event)(AppEvent::ItemsChanged(ItemsChanged::unknown(
+            ChangeCause::Accounts,
+            Some(account.id.clone()),
+        )));
+    }
+
+    /// Stop following an account and wait until its task has ended.
+    async fn unfollow(&self, account_id: &str) {
+        let following = self
+            .followed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(account_id);
+        let Some(following) = following else {
+            return;
+        };
+        following.stop.send_replace(true);
+        if let Err(e) = following.task.await {
+            tracing::warn!(account = %account_id, error = %e, "the account's live task failed");
+        }
+    }
+
+    fn spawn_follower(
+        &self,
+        account: Account,
+        stop: watch::Receiver<bool>,
+    ) -> tokio::task::JoinHandle<()> {
         let on_change = self.change_handler();
-        let stop = self.stop.subscribe();
         let store = self.store.clone();
         match account.kind {
-            Source::Gmail => {
-                let new = self
-                    .followed_gmail
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(account.id.clone());
-                if !new {
-                    self.poll_gmail_now.notify_waiters();
-                    return;
-                }
-                tokio::spawn(poll_gmail(
-                    store,
-                    self.services.clone(),
-                    account,
-                    self.options.gmail_cadence,
-                    self.window_visible.subscribe(),
-                    self.poll_gmail_now.clone(),
-                    on_change,
-                    stop,
-                ));
-            }
+            Source::Gmail => tokio::spawn(poll_gmail(
+                store,
+                self.services.clone(),
+                account,
+                self.options.gmail_cadence,
+                self.window_visible.subscribe(),
+                self.poll_gmail_now.clone(),
+                on_change,
+                stop,
+            )),
             Source::Muster => {
                 let services = self.services.clone();
                 let options = self.options.events.clone();
@@ -197,7 +277,7 @@ impl RunningApp {
                             tracing::warn!(account = %account.id, error = %e, "cannot follow muster")
                         }
                     }
-                });
+                })
             }
         }
     }
@@ -251,13 +331,14 @@ impl RunningApp {
                 },
             };
             if let Err(e) = result {
-                let _ = self
-                    .store
-                    .record_sync_failure(&account.id, &e.to_string(), false)
-                    .await;
+                tracing::warn!(account = %account.id, error = %e, "sync failed");
+                crate::reachability::record_failure(&self.store, &account.id, &e).await;
             }
         }
-        (self.on_event)(AppEvent::ItemsChanged);
+        (self.on_event)(AppEvent::ItemsChanged(ItemsChanged::unknown(
+            ChangeCause::Synced,
+            None,
+        )));
         deliver_refusals(&self.store, &self.viewing, &self.on_event).await;
         Ok(())
     }
@@ -265,6 +346,14 @@ impl RunningApp {
     /// Stop every task.
     pub fn stop(&self) {
         self.stop.send_replace(true);
+        for following in self
+            .followed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            following.stop.send_replace(true);
+        }
     }
 
     fn change_handler(&self) -> OnChange {
@@ -273,7 +362,9 @@ impl RunningApp {
         let viewing = self.viewing.clone();
         Arc::new(move |change: LiveChange| {
             match change {
-                LiveChange::ItemsChanged { .. } => on_event(AppEvent::ItemsChanged),
+                LiveChange::ItemsChanged { account_id, .. } => on_event(AppEvent::ItemsChanged(
+                    ItemsChanged::unknown(ChangeCause::Synced, Some(account_id)),
+                )),
                 LiveChange::Reachability {
                     account_id,
                     online,
@@ -312,21 +403,29 @@ impl RunningApp {
         let viewing = self.viewing.clone();
         let on_event = self.on_event.clone();
         tokio::spawn(async move {
-            let mut last_live = usize::MAX;
             loop {
                 match dispatcher.run_once().await {
-                    Ok(report) => {
-                        let live = store
-                            .list_decisions(crate::store::DecisionFilter::Live)
-                            .await
-                            .map(|d| d.len())
-                            .unwrap_or(0);
-                        if changed(&report) || live != last_live {
-                            on_event(AppEvent::ItemsChanged);
-                            deliver_refusals(&store, &viewing, &on_event).await;
+                    Ok(report) if changed(&report) => {
+                        let decisions = [
+                            &report.done,
+                            &report.conflicts,
+                            &report.failed,
+                            &report.uncertain,
+                            &report.retrying,
+                        ];
+                        let mut item_ids = vec![];
+                        for id in decisions.into_iter().flatten() {
+                            match store.get_decision(*id).await {
+                                Ok(decision) => item_ids.push(decision.item_id),
+                                Err(e) => {
+                                    tracing::warn!(decision = id, error = %e, "cannot read a dispatched decision")
+                                }
+                            }
                         }
-                        last_live = live;
+                        emit_items(&store, &on_event, ChangeCause::Dispatched, item_ids).await;
+                        deliver_refusals(&store, &viewing, &on_event).await;
                     }
+                    Ok(_) => {}
                     Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
                 }
                 tokio::select! {
@@ -351,53 +450,4 @@ fn changed(report: &DispatchReport) -> bool {
         && report.failed.is_empty()
         && report.uncertain.is_empty()
         && report.retrying.is_empty())
-}
-
-/// Tell the owner, once per burst, how many new drafts await review.
-async fn deliver_new_drafts(store: &Store, on_event: &OnEvent) {
-    match announce_new_drafts(store).await {
-        Ok(Some(count)) => on_event(AppEvent::NewDrafts { count }),
-        Ok(None) => {}
-        Err(error) => tracing::warn!(error = %error, "cannot count the new drafts"),
-    }
-}
-
-/// How many drafts became reviewable since the last call, when the owner wants to hear about
-/// them (`Settings::new_draft_notifications`); `None` when there are none or they are not
-/// wanted. Every call marks them told either way, so turning the setting on later does not
-/// announce old drafts.
-pub async fn announce_new_drafts(store: &Store) -> Result<Option<usize>> {
-    let count = store.take_unannounced_drafts().await?;
-    let wanted = store.settings().await?.new_draft_notifications;
-    Ok((wanted && count > 0).then_some(count))
-}
-
-/// Tell the owner about each refusal once: as an event (a notification), unless they are
-/// looking at that item already or have turned notifications off.
-async fn deliver_refusals(store: &Store, viewing: &Mutex<Option<i64>>, on_event: &OnEvent) {
-    let Ok(refusals) = store.unnotified_refusals().await else {
-        return;
-    };
-    let notify = store
-        .settings()
-        .await
-        .map(|s| s.notifications)
-        .unwrap_or(true);
-    for refusal in refusals {
-        // Mark first: a crash between the two must not notify twice.
-        if !matches!(store.mark_refusal_notified(refusal.id).await, Ok(true)) {
-            continue;
-        }
-        let in_view = *viewing.lock().unwrap_or_else(|e| e.into_inner()) == Some(refusal.item_id);
-        if !notify || in_view {
-            continue;
-        }
-        let Ok(item) = store.get_item(refusal.item_id).await else {
-            continue;
-        };
-        on_event(AppEvent::Refusal {
-            refusal,
-            item: Box::new(item.summary),
-        });
-    }
 }

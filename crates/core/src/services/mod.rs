@@ -1,4 +1,5 @@
-//! Connecting accounts and building the service clients for them.
+//! The service clients of every account, built on first use and kept (the client cache), and
+//! the files and secrets an account keeps. Connecting is in `connect.rs`.
 //!
 //! A Gmail account keeps, in `DATA_DIR/accounts/<id>/gmail.json`, the user's own OAuth client
 //! (needed to refresh tokens) and the tokeninfo URL; its tokens live in the keyring (or a 0600
@@ -11,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use countersign_gmail::{
-    Browser, ClientConfig, ClientSecret, ConnectOptions, GmailClient, OAuthTokenSource,
-    RetryPolicy, TokenStorageKind, TokenStore,
+    ClientConfig, ClientSecret, GmailClient, OAuthTokenSource, RetryPolicy, TokenStorageKind,
+    TokenStore,
 };
 use countersign_muster::MusterClient;
 use serde::{Deserialize, Serialize};
@@ -21,7 +22,15 @@ use tokio::sync::Mutex;
 use crate::domain::Source;
 use crate::error::{Error, Result};
 use crate::secrets::PasswordStore;
-use crate::store::{Account, NewAccount, SecretStorage, Store};
+use crate::store::{Account, SecretStorage, Store};
+
+#[cfg(feature = "auto-consent")]
+mod auto_consent;
+mod connect;
+
+#[cfg(feature = "auto-consent")]
+pub use auto_consent::auto_consent_browser;
+pub use connect::GmailConnect;
 
 /// The log filter directive every binary adds so yup-oauth2 never logs tokens.
 pub const YUP_OAUTH2_LOG_DIRECTIVE: &str = countersign_gmail::LOG_FILTER_DIRECTIVE;
@@ -32,113 +41,31 @@ pub const SECRET_STORE_ENV: &str = "COUNTERSIGN_SECRET_STORE";
 /// Per-account Gmail settings kept beside the mirror.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct GmailAccountFile {
+pub(super) struct GmailAccountFile {
     /// The `client_secret.json` the user supplied, verbatim.
-    client_secret: String,
+    pub(super) client_secret: String,
     /// Where granted scopes are read.
-    tokeninfo_url: String,
-}
-
-/// How to reach Google when connecting a Gmail account.
-#[derive(Clone, Debug)]
-pub struct GmailConnect {
-    /// Contents of the user's `client_secret.json`.
-    pub client_secret_json: String,
-    /// API base (Google's, or a fake's).
-    pub api_base: String,
-    /// tokeninfo endpoint.
-    pub tokeninfo_url: String,
-    /// How the consent page is opened.
-    pub browser: Browser,
-    /// How long to wait for consent.
-    pub consent_timeout: Duration,
-}
-
-impl GmailConnect {
-    /// Google's endpoints, the system browser (or the URL printed), 5 minutes to consent.
-    pub fn google(client_secret_json: String, no_browser: bool) -> GmailConnect {
-        GmailConnect {
-            client_secret_json,
-            api_base: countersign_gmail::GOOGLE_API_BASE.into(),
-            tokeninfo_url: countersign_gmail::GOOGLE_TOKENINFO_URL.into(),
-            browser: if no_browser {
-                Browser::PrintUrl
-            } else {
-                Browser::System
-            },
-            consent_timeout: Duration::from_secs(300),
-        }
-    }
+    pub(super) tokeninfo_url: String,
 }
 
 /// The two clients of one Gmail account; they share the account's quota.
 #[derive(Clone)]
-struct GmailClients {
+pub(super) struct GmailClients {
     sync: GmailClient,
     dispatch: GmailClient,
-}
-
-/// A "browser" that accepts the consent page by itself and hands the code to the loopback
-/// listener: for demo mode and tests, against the fake Google, whose consent page approves at
-/// once. Never use it against Google.
-pub fn auto_consent_browser() -> Browser {
-    Browser::Custom(Arc::new(|url: String| {
-        Box::pin(async move {
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(Duration::from_secs(20))
-                .build()
-                .map_err(|e| e.to_string())?;
-            let consent = http.get(&url).send().await.map_err(|e| e.to_string())?;
-            let location = consent
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .ok_or("the consent page did not redirect")?
-                // yup-oauth2 listens on 127.0.0.1 but names it localhost: stay on IPv4.
-                .replacen("://localhost:", "://127.0.0.1:", 1);
-            let back = http
-                .get(&location)
-                .send()
-                .await
-                .map_err(|e| e.to_string())?;
-            if !back.status().is_success() {
-                return Err(format!("the loopback listener answered {}", back.status()));
-            }
-            Ok(())
-        })
-    }))
-}
-
-impl GmailConnect {
-    /// Connect to a fake Google (demo mode, tests, benchmarks) whose consent page approves by
-    /// itself: the consent is played by [`auto_consent_browser`].
-    pub fn auto_consent(
-        client_secret_json: String,
-        api_base: String,
-        tokeninfo_url: String,
-    ) -> GmailConnect {
-        GmailConnect {
-            client_secret_json,
-            api_base,
-            tokeninfo_url,
-            browser: auto_consent_browser(),
-            consent_timeout: Duration::from_secs(20),
-        }
-    }
 }
 
 /// The clients of every account of one data directory, built on first use.
 #[derive(Clone)]
 pub struct Services {
     data_dir: PathBuf,
-    tokens: TokenStore,
-    passwords: PasswordStore,
+    pub(super) tokens: TokenStore,
+    pub(super) passwords: PasswordStore,
     units_per_second: u32,
     retry: RetryPolicy,
     dispatch_retry: RetryPolicy,
-    gmail: Arc<Mutex<HashMap<String, GmailClients>>>,
-    muster: Arc<Mutex<HashMap<String, MusterClient>>>,
+    pub(super) gmail: Arc<Mutex<HashMap<String, GmailClients>>>,
+    pub(super) muster: Arc<Mutex<HashMap<String, MusterClient>>>,
 }
 
 impl std::fmt::Debug for Services {
@@ -202,112 +129,6 @@ impl Services {
             TokenStorageKind::Keyring => SecretStorage::Keyring,
             TokenStorageKind::File => SecretStorage::File,
         }
-    }
-
-    /// Run Google's consent flow and add (or reconnect) the Gmail account it grants.
-    pub async fn connect_gmail(&self, store: &Store, connect: GmailConnect) -> Result<Account> {
-        let secret = ClientSecret::from_json(&connect.client_secret_json)?;
-        let provisional = format!("gmail-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-        let connection = countersign_gmail::connect(
-            &secret,
-            &self.tokens,
-            &provisional,
-            ConnectOptions {
-                browser: connect.browser.clone(),
-                consent_timeout: connect.consent_timeout,
-                tokeninfo_url: connect.tokeninfo_url.clone(),
-            },
-        )
-        .await?;
-        let client = self.build_gmail(
-            &secret,
-            &provisional,
-            &connect.api_base,
-            &connect.tokeninfo_url,
-        )?;
-        let profile = match client.profile().await {
-            Ok(profile) => profile,
-            Err(e) => {
-                let _ = self.tokens.remove(&provisional);
-                return Err(e.into());
-            }
-        };
-        let account = store
-            .add_account(NewAccount {
-                kind: Source::Gmail,
-                label: profile.email_address.clone(),
-                address: profile.email_address.clone(),
-                api_base: connect.api_base.clone(),
-                granted_scopes: connection.granted.scopes.clone(),
-                secret_storage: self.secret_storage(),
-            })
-            .await?;
-        if account.id != provisional {
-            // Reconnecting an account we know: its tokens move to its own id.
-            if let Some(tokens) = self.tokens.load(&provisional)? {
-                self.tokens.save(&account.id, &tokens)?;
-            }
-            self.tokens.remove(&provisional)?;
-        }
-        write_account_file(
-            &self.account_dir(&account.id),
-            &GmailAccountFile {
-                client_secret: connect.client_secret_json,
-                tokeninfo_url: connect.tokeninfo_url,
-            },
-        )?;
-        self.gmail.lock().await.remove(&account.id);
-        store.account_reconnected(&account.id).await?;
-        Ok(account)
-    }
-
-    /// Sign in to a muster instance with its owner password and add it.
-    pub async fn connect_muster(
-        &self,
-        store: &Store,
-        url: &str,
-        password: &str,
-    ) -> Result<Account> {
-        let base: countersign_muster::Url = url.parse().map_err(|e| {
-            Error::refused(
-                format!("add the muster instance {url}"),
-                format!("that is not a URL: {e}"),
-            )
-        })?;
-        let kept = Arc::new(countersign_muster::MemorySessionKeeper::default());
-        let client = MusterClient::with_session_keeper(
-            base.clone(),
-            password.to_string(),
-            countersign_muster::DEFAULT_REQUEST_TIMEOUT,
-            kept.clone(),
-        )?;
-        client.login().await?;
-        // An instance without the plugin-draft routes would look empty forever: say so now.
-        // Other trouble with the list is the first sync's to report.
-        if let Err(e @ countersign_muster::Error::NoPluginApi) = client
-            .list_drafts(Some(countersign_muster::DraftState::Pending))
-            .await
-        {
-            return Err(e.into());
-        }
-        let address = base.as_str().trim_end_matches('/').to_string();
-        let account = store
-            .add_account(NewAccount {
-                kind: Source::Muster,
-                label: base.host_str().unwrap_or("muster").to_string(),
-                address: address.clone(),
-                api_base: address,
-                granted_scopes: vec![],
-                secret_storage: self.passwords.kind(),
-            })
-            .await?;
-        self.passwords.save(&account.id, password)?;
-        if let Some(cookie) = countersign_muster::SessionKeeper::load(kept.as_ref()) {
-            self.passwords.save_session(&account.id, &cookie)?;
-        }
-        // The account's own client keeps its session for every process from now on.
-        self.muster.lock().await.remove(&account.id);
-        Ok(account)
     }
 
     /// Remove an account: its secrets, its files, and everything mirrored for it.
@@ -386,7 +207,7 @@ impl Services {
         Ok(client)
     }
 
-    fn build_gmail(
+    pub(super) fn build_gmail(
         &self,
         secret: &ClientSecret,
         account_id: &str,
@@ -400,18 +221,21 @@ impl Services {
         Ok(GmailClient::new(config, Arc::new(source))?)
     }
 
-    fn account_dir(&self, account_id: &str) -> PathBuf {
+    pub(super) fn account_dir(&self, account_id: &str) -> PathBuf {
         self.data_dir.join("accounts").join(account_id)
     }
 }
 
-fn write_account_file(dir: &Path, file: &GmailAccountFile) -> Result<()> {
+pub(super) fn write_account_file(dir: &Path, file: &GmailAccountFile) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| Error::DataDir {
         path: dir.to_path_buf(),
         source,
     })?;
     let path = dir.join("gmail.json");
-    let json = serde_json::to_vec_pretty(file).map_err(|e| Error::Corrupt(e.to_string()))?;
+    let json = serde_json::to_vec_pretty(file).map_err(|e| Error::Encode {
+        what: "the account file",
+        detail: e.to_string(),
+    })?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]

@@ -1,0 +1,413 @@
+//! The dispatcher: takes due decisions out of the outbox and carries them out, exactly once.
+//!
+//! Rules (DESIGN §3):
+//! - What you saw is what is sent: Gmail drafts are re-read first and a different message id is
+//!   a conflict; the send carries the *reviewed* raw bytes. muster's `decide` carries the
+//!   reviewed `updatedAt`.
+//! - Exactly once: an outcome that is unknown (the request may have left) becomes `uncertain`
+//!   and is reconciled by looking at the service, never by sending again blindly.
+//! - One dispatcher per data directory (an exclusive file lock), and every claim is a write
+//!   transaction, so even two processes that both got past the lock could not claim one
+//!   decision twice.
+//! - Decisions of one account go out in the order they were made: while an earlier one waits
+//!   for the service, the later ones wait behind it.
+
+use std::fs::File;
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::Utc;
+
+use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, Source};
+use crate::error::{Error, Result};
+use crate::reachability::{classify, Failure, Reach};
+use crate::services::Services;
+use crate::store::{Account, Decision, Store};
+
+mod gmail;
+mod muster;
+mod step;
+
+use gmail::GmailDispatch;
+use muster::{muster_decide, muster_look_up};
+use step::Step;
+pub use step::MUSTER_SIGN_IN_LIMITED;
+
+/// The lock file that makes one process the dispatcher of a data directory.
+pub const LOCK_FILE: &str = "dispatch.lock";
+
+/// How the dispatcher backs off after a retryable failure.
+#[derive(Clone, Copy, Debug)]
+pub struct DispatchConfig {
+    /// First wait after a failure.
+    pub retry_base: Duration,
+    /// Longest wait.
+    pub retry_cap: Duration,
+    /// How many times an unknown outcome is looked up before the owner is asked (Gmail). Only
+    /// look-ups that got no answer count; claims and sign-ins that did not happen do not.
+    pub reconcile_attempts: u32,
+    /// The least wait between two unanswered look-ups of a muster decision: beyond muster's
+    /// one-minute rate window, so that a look-up never lands in the window that refused the
+    /// last one.
+    pub muster_lookup_spacing: Duration,
+}
+
+impl Default for DispatchConfig {
+    fn default() -> Self {
+        DispatchConfig {
+            retry_base: Duration::from_secs(1),
+            retry_cap: Duration::from_secs(30),
+            reconcile_attempts: 5,
+            muster_lookup_spacing: Duration::from_secs(61),
+        }
+    }
+}
+
+/// What one pass over the outbox did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DispatchReport {
+    /// Decisions carried out.
+    pub done: Vec<i64>,
+    /// Decisions that became conflicts.
+    pub conflicts: Vec<i64>,
+    /// Decisions refused for good.
+    pub failed: Vec<i64>,
+    /// Decisions whose outcome is unknown for now.
+    pub uncertain: Vec<i64>,
+    /// Decisions waiting for the service to answer.
+    pub retrying: Vec<i64>,
+    /// Sending is paused: nothing was done.
+    pub paused: bool,
+}
+
+/// The one dispatcher of a data directory.
+pub struct Dispatcher {
+    store: Store,
+    services: Services,
+    config: DispatchConfig,
+    claimant: String,
+    _lock: File,
+}
+
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("claimant", &self.claimant)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Dispatcher {
+    /// Become the dispatcher of `data_dir`, or `None` when another process already is.
+    ///
+    /// Holding the lock proves that no other dispatcher is alive, so decisions still marked
+    /// `dispatching` were left by one that died mid-send: they become `uncertain`.
+    pub async fn acquire(
+        store: Store,
+        services: Services,
+        data_dir: &Path,
+        config: DispatchConfig,
+    ) -> Result<Option<Dispatcher>> {
+        let path = data_dir.join(LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|source| Error::DataDir {
+                path: path.clone(),
+                source,
+            })?;
+        match fs4::fs_std::FileExt::try_lock_exclusive(&file) {
+            Ok(true) => {}
+            Ok(false) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(None),
+            Err(source) => return Err(Error::DataDir { path, source }),
+        }
+        let abandoned = store.mark_abandoned_dispatches_uncertain().await?;
+        if abandoned > 0 {
+            tracing::warn!(
+                abandoned,
+                "decisions left mid-send by a stopped process; reconciling"
+            );
+        }
+        Ok(Some(Dispatcher {
+            store,
+            services,
+            config,
+            claimant: format!(
+                "pid-{}-{}",
+                std::process::id(),
+                &uuid::Uuid::new_v4().simple().to_string()[..6]
+            ),
+            _lock: file,
+        }))
+    }
+
+    /// Reconcile what is uncertain, then carry out every decision that is due now.
+    pub async fn run_once(&self) -> Result<DispatchReport> {
+        let mut report = DispatchReport::default();
+        if self.store.settings().await?.paused {
+            report.paused = true;
+            return Ok(report);
+        }
+        for decision in self.store.due_uncertain_decisions(Utc::now()).await? {
+            let outcome = self.reconcile(&decision).await;
+            self.record_timed(&decision, outcome, &mut report).await?;
+        }
+        while let Some(decision) = self
+            .store
+            .claim_next_due(Utc::now(), &self.claimant)
+            .await?
+        {
+            if self.store.settings().await?.paused {
+                // The switch was thrown mid-pass: put this one back untouched.
+                self.store
+                    .finish_decision(
+                        decision.id,
+                        &DispatchOutcome::Retry("sending is paused".into()),
+                        Some(ItemEvent::DispatchRetried),
+                        None,
+                    )
+                    .await?;
+                report.paused = true;
+                break;
+            }
+            let outcome = self.dispatch(&decision).await;
+            self.record_timed(&decision, outcome, &mut report).await?;
+        }
+        Ok(report)
+    }
+
+    async fn record_timed(
+        &self,
+        decision: &Decision,
+        outcome: Result<(Step, Timing)>,
+        report: &mut DispatchReport,
+    ) -> Result<()> {
+        let (step, timing) = match outcome {
+            Ok((step, timing)) => (step, timing),
+            // A local failure (the mirror, a missing account file): the owner must see it.
+            Err(e) => (
+                Step::refused(format!("cannot dispatch: {e}")),
+                Timing::default(),
+            ),
+        };
+        let looked_up = decision.state == crate::domain::DecisionState::Uncertain
+            && matches!(step.outcome, DispatchOutcome::Uncertain(_));
+        // Look-ups are counted apart from claims: a process killed mid-claim, or a sign-in that
+        // did not happen, spends nothing of the budget.
+        let lookups = if looked_up && timing.counts_as_lookup {
+            self.store.count_lookup(decision.id).await?
+        } else {
+            self.store.lookups(decision.id).await?
+        };
+        let retry_at = match &step.outcome {
+            // Only a reconnect helps, and reconnecting makes it due at once
+            // (`Store::account_reconnected`): until then, look rarely.
+            DispatchOutcome::Retry(d) if d == countersign_gmail::GRANT_ENDED_SENTENCE => {
+                Some(Utc::now() + chrono::Duration::hours(1))
+            }
+            _ if timing.not_before.is_some() => timing.not_before,
+            DispatchOutcome::Retry(_) | DispatchOutcome::Uncertain(_) => {
+                step.retry_at.or_else(|| {
+                    let mut wait = backoff(&self.config, decision.attempts);
+                    if looked_up && timing.muster {
+                        wait = wait.max(self.config.muster_lookup_spacing);
+                    }
+                    Some(Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default())
+                })
+            }
+            _ => None,
+        };
+        // An uncertain Gmail send looked up too often without an answer goes to the owner.
+        // muster's draft always says what became of a decide, so it is looked up until it does.
+        let step = match &step.outcome {
+            DispatchOutcome::Uncertain(detail)
+                if looked_up && !timing.muster && lookups >= self.config.reconcile_attempts =>
+            {
+                Step::refused(format!(
+                    "cannot tell whether it was sent ({detail}); look in the service's Sent \
+                     folder before deciding again"
+                ))
+            }
+            _ => step,
+        };
+        let finished = self
+            .store
+            .finish_decision(decision.id, &step.outcome, step.item_event, retry_at)
+            .await?;
+        let account_id = self
+            .store
+            .get_item(decision.item_id)
+            .await?
+            .summary
+            .account_id;
+        let detail = match &step.outcome {
+            DispatchOutcome::Done => None,
+            DispatchOutcome::Retry(d)
+            | DispatchOutcome::Conflict(d)
+            | DispatchOutcome::Failed(d)
+            | DispatchOutcome::Uncertain(d) => Some(d.as_str()),
+        };
+        let reach = match (step.failure, detail) {
+            (Some(failure), Some(detail)) => Reach::Failed(failure, detail),
+            (Some(failure), None) => Reach::Failed(failure, "the call failed"),
+            (None, _) => Reach::Answered,
+        };
+        self.store.record_reachability(&account_id, reach).await?;
+        if detail == Some(countersign_gmail::GRANT_ENDED_SENTENCE) {
+            self.store
+                .mark_reconnect_needed(&account_id, countersign_gmail::GRANT_ENDED_SENTENCE)
+                .await?;
+        }
+        if let Some((kind, reason)) = &step.refusal {
+            let key = format!("decision:{}:{}", decision.id, kind.as_str());
+            self.store
+                .record_refusal(decision.item_id, *kind, reason, &key)
+                .await?;
+        }
+        let bucket = match step.outcome {
+            DispatchOutcome::Done => &mut report.done,
+            DispatchOutcome::Conflict(_) => &mut report.conflicts,
+            DispatchOutcome::Failed(_) => &mut report.failed,
+            DispatchOutcome::Uncertain(_) => &mut report.uncertain,
+            DispatchOutcome::Retry(_) => &mut report.retrying,
+        };
+        bucket.push(finished.id);
+        Ok(())
+    }
+
+    async fn context(&self, decision: &Decision) -> Result<(Account, crate::store::Item)> {
+        let item = self.store.get_item(decision.item_id).await?;
+        let account = self.store.get_account(&item.summary.account_id).await?;
+        Ok((account, item))
+    }
+
+    async fn dispatch(&self, decision: &Decision) -> Result<(Step, Timing)> {
+        let (account, item) = self.context(decision).await?;
+        let step = match account.kind {
+            Source::Gmail => {
+                if let Some(reason) = &account.reconnect_reason {
+                    // Not even a token refresh: it waits, queued, for the reconnect.
+                    return Ok((
+                        Step::retry(reason.clone()).met(Failure::Refused),
+                        Timing::answered_or_not(),
+                    ));
+                }
+                let client = self.services.gmail_for_dispatch(&account).await?;
+                let gmail = GmailDispatch {
+                    store: &self.store,
+                    client: &client,
+                    account: &account,
+                    draft_id: &item.summary.external_id,
+                    thread_id: item.thread_id.as_deref(),
+                    decision,
+                };
+                match decision.kind {
+                    DecisionKind::Approve => gmail.approve().await,
+                    DecisionKind::Reject => {
+                        let keep = self.store.settings().await?.keep_rejected_gmail_drafts;
+                        gmail.reject(keep).await
+                    }
+                }
+            }
+            Source::Muster => {
+                // No client (say, the password is not stored): nothing was sent; it waits.
+                let client = match self.services.muster(&account).await {
+                    Ok(client) => client,
+                    Err(e) => {
+                        return Ok((
+                            Step::retry(e.to_string()).met(classify(&e)),
+                            Timing::muster_waiting(None),
+                        ))
+                    }
+                };
+                return muster_decide(&client, &item.summary.external_id, decision).await;
+            }
+        };
+        step.map(|s| (s, Timing::answered_or_not()))
+    }
+
+    async fn reconcile(&self, decision: &Decision) -> Result<(Step, Timing)> {
+        let (account, item) = self.context(decision).await?;
+        let step = match account.kind {
+            Source::Gmail => {
+                let client = self.services.gmail_for_dispatch(&account).await?;
+                GmailDispatch {
+                    store: &self.store,
+                    client: &client,
+                    account: &account,
+                    draft_id: &item.summary.external_id,
+                    thread_id: item.thread_id.as_deref(),
+                    decision,
+                }
+                .reconcile()
+                .await
+            }
+            // muster's draft says what became of the decide: look, never decide blindly.
+            Source::Muster => {
+                let client = match self.services.muster(&account).await {
+                    Ok(client) => client,
+                    Err(e) => {
+                        return Ok((
+                            Step::uncertain(e.to_string()).met(classify(&e)),
+                            Timing::muster_waiting(None),
+                        ))
+                    }
+                };
+                return muster_look_up(&client, &item.summary.external_id, decision).await;
+            }
+        };
+        step.map(|s| (s, Timing::answered_or_not()))
+    }
+}
+
+/// When an attempt's next try may happen, and whether it spent a look-up.
+#[derive(Clone, Copy, Debug, Default)]
+struct Timing {
+    /// Not before this (muster's sign-in limit said when).
+    not_before: Option<chrono::DateTime<Utc>>,
+    /// A look-up that got no answer: it counts against the budget.
+    counts_as_lookup: bool,
+    /// A muster decision (its look-ups are spaced beyond muster's rate window, never given up).
+    muster: bool,
+}
+
+impl Timing {
+    /// A Gmail step: an uncertain look-up counts.
+    fn answered_or_not() -> Timing {
+        Timing {
+            counts_as_lookup: true,
+            ..Timing::default()
+        }
+    }
+
+    fn muster() -> Timing {
+        Timing {
+            counts_as_lookup: true,
+            muster: true,
+            ..Timing::default()
+        }
+    }
+}
+
+impl Timing {
+    fn muster_waiting(not_before: Option<chrono::DateTime<Utc>>) -> Timing {
+        Timing {
+            not_before,
+            counts_as_lookup: false,
+            muster: true,
+        }
+    }
+}
+
+fn backoff(config: &DispatchConfig, attempts: u32) -> Duration {
+    let exp = config
+        .retry_base
+        .saturating_mul(1u32 << attempts.saturating_sub(1).min(16));
+    let capped = exp.min(config.retry_cap);
+    // Jitter so a crowd of queued decisions does not hit a recovering service at once.
+    let jitter = rand::random::<f64>() * 0.25 + 0.875;
+    capped.mul_f64(jitter)
+}

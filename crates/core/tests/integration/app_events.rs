@@ -1,0 +1,80 @@
+//! Core says which items changed and why, at once: a decision taken through the running app is
+//! announced with the item's row as it is now (no poll of the outbox), and so is its dispatch.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use countersign_core::app::{AppEvent, AppOptions, ChangeCause, ItemsChanged, RunningApp};
+use countersign_core::ItemState;
+
+use crate::support::*;
+
+#[tokio::test]
+async fn a_decision_is_announced_at_once_with_the_changed_row_and_so_is_its_dispatch() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let draft = env.gmail.file_draft(&reply(1, "It is 40 EUR."), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let heard: Arc<Mutex<Vec<ItemsChanged>>> = Arc::default();
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            dispatch: quick_dispatch(),
+            ..AppOptions::default()
+        },
+        {
+            let heard = heard.clone();
+            Arc::new(move |event| {
+                if let AppEvent::ItemsChanged(changed) = event {
+                    heard.lock().unwrap().push(changed);
+                }
+            })
+        },
+    )
+    .await
+    .unwrap();
+    let for_item = |cause: ChangeCause| {
+        heard
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.cause == cause)
+            .flat_map(|c| c.items.clone())
+            .filter(|row| row.id == item.id)
+            .collect::<Vec<_>>()
+    };
+
+    let shown = shown(&env, item.id).await;
+    app.approve(&shown, "owner via test").await.unwrap();
+    // Heard before approve returned: no wait.
+    let decided = for_item(ChangeCause::Decided);
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0].state, ItemState::Queued);
+    assert!(decided[0].decision.is_some());
+
+    app.undo(item.id, "owner via test").await.unwrap();
+    let undone = for_item(ChangeCause::Undone);
+    assert_eq!(undone.len(), 1);
+    assert_eq!(undone[0].state, ItemState::Pending);
+
+    // Approved again with no undo window: the dispatcher sends it and says so with the row.
+    let mut settings = env.store.settings().await.unwrap();
+    settings.undo_window_secs = 0;
+    env.store.save_settings(&settings).await.unwrap();
+    app.approve(&shown, "owner via test").await.unwrap();
+    eventually(
+        Duration::from_secs(20),
+        "the dispatch is announced",
+        || async {
+            for_item(ChangeCause::Dispatched)
+                .iter()
+                .any(|row| row.state == ItemState::Sent)
+        },
+    )
+    .await;
+    assert_eq!(env.gmail.sent_messages().len(), 1);
+    app.stop();
+}

@@ -1,0 +1,98 @@
+//! Core owns following an account: a running app follows what it connects, and removing an
+//! account stops its live task (and waits for it) before anything is deleted, so no request
+//! of the removed account reaches the service afterwards.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use countersign_core::app::{AppOptions, RunningApp};
+use countersign_core::live::GmailCadence;
+use countersign_core::services::GmailConnect;
+use countersign_core::ItemFilter;
+use countersign_fakes::gmail::{FakeGmail, GmailConfig};
+
+use crate::support::*;
+
+#[tokio::test]
+async fn removing_an_account_stops_its_sync_no_request_reaches_the_fake_after_removal() {
+    let env = Env::new().await;
+    let removed = env.connect_gmail().await;
+    env.gmail.file_draft(&reply(1, "It is 40 EUR."), None);
+    // A second account on its own fake: its polls show time passing for both loops.
+    let witness_fake = FakeGmail::start(GmailConfig {
+        email: "witness@example.com".into(),
+        ..GmailConfig::default()
+    })
+    .await
+    .unwrap();
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            gmail_cadence: GmailCadence {
+                visible: Duration::from_millis(20),
+                hidden: Duration::from_millis(20),
+            },
+            ..AppOptions::default()
+        },
+        Arc::new(|_| {}),
+    )
+    .await
+    .unwrap();
+    let witness = app
+        .connect_gmail(GmailConnect::auto_consent(
+            witness_fake.client_secret_json().to_string(),
+            witness_fake.api_base(),
+            witness_fake.tokeninfo_url(),
+        ))
+        .await
+        .unwrap();
+    eventually(Duration::from_secs(20), "the draft is mirrored", || async {
+        !env.store
+            .list_items(&ItemFilter::default())
+            .await
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+
+    // Each check now waits on Google: the removal lands while one is on the wire, and a new
+    // draft makes that check go on to fetch it (were the loop left running).
+    env.gmail
+        .delay("history.list", Duration::from_millis(300), None);
+    env.gmail.file_draft(&reply(2, "A second one."), None);
+    let checks = env.gmail.request_count("history.list");
+    eventually(
+        Duration::from_secs(20),
+        "a check is on the wire",
+        || async { env.gmail.request_count("history.list") > checks },
+    )
+    .await;
+    app.remove_account(&removed.id).await.unwrap();
+    let removed_at = Utc::now();
+
+    // The witness is checked many times over: a loop left running would have called too.
+    let witness_seen = witness_fake.requests().len();
+    eventually(
+        Duration::from_secs(20),
+        "the witness is polled on",
+        || async { witness_fake.requests().len() >= witness_seen + 10 },
+    )
+    .await;
+    let late: Vec<_> = env
+        .gmail
+        .requests()
+        .into_iter()
+        .filter(|r| r.at > removed_at)
+        .collect();
+    assert!(late.is_empty(), "requests after the removal: {late:?}");
+    assert!(env.store.get_account(&removed.id).await.is_err());
+    let items = env.store.list_items(&ItemFilter::default()).await.unwrap();
+    assert!(
+        items.iter().all(|i| i.account_id == witness.id),
+        "nothing of the removed account is left: {items:?}"
+    );
+    app.stop();
+}

@@ -6,6 +6,7 @@ mod binding;
 mod gmail_behaviour;
 mod muster_truth;
 mod outbox;
+mod queue_pages;
 mod store;
 mod support;
 mod sync_gmail;

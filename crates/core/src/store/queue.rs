@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::items::{summary_from_row, SUMMARY_SELECT};
-use super::{format_time, parse_enum, ItemFilter, ItemSummary, Store};
+use super::{format_time, parse_enum, parse_time, ItemFilter, ItemSummary, Store};
 use crate::domain::ItemState;
 use crate::error::Result;
 
@@ -228,6 +228,36 @@ impl Store {
             start,
             total,
         })
+    }
+
+    /// The 0-based position of item `id` in the queue narrowed by `filter` and `text`, or
+    /// `None` when it is not in it (so a window can keep the owner's selection across a
+    /// reload without holding the rows in between).
+    pub async fn queue_position(
+        &self,
+        filter: &ItemFilter,
+        text: Option<&str>,
+        id: i64,
+    ) -> Result<Option<u64>> {
+        let conditions = Conditions::of(filter, text);
+        let sql = format!(
+            "SELECT i.state, i.updated_at FROM review_items i WHERE i.id = ?{}",
+            conditions.sql
+        );
+        let mut query = sqlx::query_as(&sql).bind(id);
+        for value in &conditions.binds {
+            query = query.bind(value);
+        }
+        let row: Option<(String, String)> = query.fetch_optional(self.pool()).await?;
+        let Some((state, updated_at)) = row else {
+            return Ok(None);
+        };
+        let cursor = QueueCursor {
+            id,
+            state: parse_enum(&state)?,
+            updated_at: parse_time(&updated_at)?,
+        };
+        Ok(Some(self.count_where(&conditions, Some(&cursor)).await?))
     }
 
     /// Rows matching `conditions`, all of them or only those before `cursor`.

@@ -3,6 +3,7 @@
 
 mod autostart;
 mod binding;
+mod deferred_start;
 mod gmail_behaviour;
 mod muster_truth;
 mod outbox;

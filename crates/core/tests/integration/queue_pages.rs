@@ -139,6 +139,28 @@ async fn reading_back_from_the_end_gives_the_list_in_reverse() {
     pages.reverse();
     assert_eq!(ids(&pages.concat()), all);
 
+    for (position, id) in all.iter().enumerate() {
+        let found = store
+            .queue_position(&ItemFilter::default(), None, *id)
+            .await
+            .unwrap();
+        assert_eq!(found, Some(position as u64), "position of item {id}");
+    }
+    let pending_only = ItemFilter {
+        states: vec![ItemState::Pending],
+        ..ItemFilter::default()
+    };
+    let queued = store.list_items(&ItemFilter::default()).await.unwrap()[119].clone();
+    assert_eq!(queued.state, ItemState::Queued);
+    assert_eq!(
+        store
+            .queue_position(&pending_only, None, queued.id)
+            .await
+            .unwrap(),
+        None,
+        "an item the filter leaves out has no position"
+    );
+
     let jump = page(&store, PageStart::At { offset: 100 }, 25).await;
     assert_eq!(jump.start, 100);
     assert_eq!(

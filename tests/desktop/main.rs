@@ -18,6 +18,7 @@ mod queue;
 mod review;
 mod safety;
 mod settings;
+mod start;
 mod support;
 mod welcome;
 

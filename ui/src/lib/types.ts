@@ -335,3 +335,26 @@ export interface UiError {
   code: "mirror_unavailable" | "refused" | "changed_since_shown" | "not_found" | "internal";
   message: string;
 }
+
+/** Where a page of the queue starts (core's `PageStart`): a row the UI holds is a cursor. */
+export type PageStart =
+  | { from: "first" }
+  | { from: "after"; cursor: ItemSummary }
+  | { from: "before"; cursor: ItemSummary }
+  | { from: "last" }
+  | { from: "at"; offset: number };
+
+/** One page of the queue with the counts around it (the shell's `QueueView`). */
+export interface QueueView {
+  items: ItemSummary[];
+  /** 0-based position of the first row in the filtered list. */
+  start: number;
+  /** Rows in the filtered list. */
+  total: number;
+  /** Items per state for the account/source filter (absent: none). */
+  counts: Partial<Record<ItemState, number>>;
+  /** The queued items due soonest (at most three). */
+  soonestQueued: ItemSummary[];
+  /** Position of the item asked for with `locate`, `null` when the filters leave it out. */
+  located: number | null;
+}

@@ -306,14 +306,28 @@ impl Store {
             .collect()
     }
 
-    /// The `limit` queued items whose decision is due soonest (the status bar's countdowns).
-    pub async fn soonest_queued(&self, limit: u32) -> Result<Vec<ItemSummary>> {
-        let rows = sqlx::query(&format!(
-            "{SUMMARY_SELECT} WHERE i.state = 'queued' AND d.id IS NOT NULL
-             ORDER BY d.due_at, i.id LIMIT {limit}"
-        ))
-        .fetch_all(self.pool())
-        .await?;
+    /// The `limit` queued items of `filter`'s account and source whose decision is due
+    /// soonest (the status bar's countdowns; `filter.states` is ignored).
+    pub async fn soonest_queued(
+        &self,
+        filter: &ItemFilter,
+        limit: u32,
+    ) -> Result<Vec<ItemSummary>> {
+        let filter = ItemFilter {
+            states: Vec::new(),
+            ..filter.clone()
+        };
+        let conditions = Conditions::of(&filter, None);
+        let sql = format!(
+            "{SUMMARY_SELECT} WHERE i.state = 'queued' AND d.id IS NOT NULL{}
+             ORDER BY d.due_at, i.id LIMIT {limit}",
+            conditions.sql
+        );
+        let mut query = sqlx::query(&sql);
+        for value in &conditions.binds {
+            query = query.bind(value);
+        }
+        let rows = query.fetch_all(self.pool()).await?;
         rows.iter().map(summary_from_row).collect()
     }
 }

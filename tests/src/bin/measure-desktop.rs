@@ -189,7 +189,7 @@ async fn main() -> Result<()> {
     println!("\ngoals (issue 16):");
     let over_empty = full.pss_mib - empty.pss_mib;
     goal(
-        "10,000 drafts cost at most 20 MiB PSS over the empty mirror",
+        "the full mirror (10,000 drafts) costs at most 20 MiB PSS over the empty one",
         Some(over_empty <= 20.0),
         &format!("{over_empty:+.1} MiB"),
     );

@@ -8,6 +8,8 @@ use std::path::Path;
 /// (the main window), never from a frame or window that was not given it.
 const COMMANDS: &[&str] = &[
     "list_items",
+    "queue_page",
+    "painted",
     "get_review",
     "set_viewing",
     "set_idle",

@@ -24,6 +24,12 @@ pub struct Args {
     /// window is shown anyway, as there would be no way to open it.
     #[arg(long)]
     pub hidden: bool,
+
+    /// Open only a window with a blank page: no mirror, no sync, no tray. The floor
+    /// `scripts/measure-desktop.sh` compares the app with (debug and demo builds only).
+    #[cfg(any(debug_assertions, feature = "demo"))]
+    #[arg(long, hide = true)]
+    pub blank_window: bool,
 }
 
 /// The data directory the app runs on. A demo directory is deleted when this is dropped, so it

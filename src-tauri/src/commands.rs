@@ -9,7 +9,9 @@ use base64::Engine;
 use countersign_core::decide::{Shown, PRESET_REJECT_REASONS};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
-use countersign_core::store::{Account, Decision, DecisionFilter, Settings, SyncCursor};
+use countersign_core::store::{
+    Account, Decision, DecisionFilter, PageStart, QueuePage, Settings, StateCounts, SyncCursor,
+};
 use countersign_core::{ItemFilter, ItemState, ItemSummary, Source};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
@@ -32,6 +34,27 @@ pub struct QueueFilter {
     pub account_id: Option<String>,
     /// Only this source.
     pub source: Option<Source>,
+    /// Only items with this in the subject, sender or recipients (`queue_page` only).
+    pub text: Option<String>,
+}
+
+/// The most rows one `queue_page` answers: a few screens, never the whole queue.
+const MAX_PAGE: u32 = 500;
+
+/// A page of the queue with what the list shows around it.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct QueueView {
+    /// The rows, their start position and the filtered total.
+    #[serde(flatten)]
+    pub page: QueuePage,
+    /// Items per state for the account/source filter (what the state filter offers).
+    pub counts: StateCounts,
+    /// The three queued items due soonest (the status bar's countdowns).
+    pub soonest_queued: Vec<ItemSummary>,
+    /// Where the item asked for with `locate` is in the filtered list (`null`: not in it).
+    pub located: Option<u64>,
 }
 
 /// An attachment as the preview pane shows it.
@@ -103,6 +126,53 @@ pub async fn list_items(
         source: filter.source,
     };
     Ok(state.store()?.list_items(&filter).await?)
+}
+
+/// One page of the queue (`limit` rows at most, from `start`), narrowed by `filter`, with the
+/// counts per state and where item `locate` is: the window holds the rows in view and a
+/// margin, never the whole list.
+#[tauri::command]
+pub async fn queue_page(
+    state: State<'_, AppState>,
+    filter: Option<QueueFilter>,
+    start: PageStart,
+    limit: u32,
+    locate: Option<i64>,
+) -> Result<QueueView, UiError> {
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(UiError::new(
+            UiErrorCode::Internal,
+            format!("cannot read a page of {limit} rows: ask for 1 to {MAX_PAGE}"),
+        ));
+    }
+    let filter = filter.unwrap_or_default();
+    let text = filter.text.clone();
+    let filter = ItemFilter {
+        states: filter.states,
+        account_id: filter.account_id,
+        source: filter.source,
+    };
+    let store = state.store()?;
+    Ok(QueueView {
+        page: store
+            .queue_page(&filter, text.as_deref(), &start, limit)
+            .await?,
+        counts: store.state_counts(&filter).await?,
+        soonest_queued: store.soonest_queued(&filter, 3).await?,
+        located: match locate {
+            Some(id) => store.queue_position(&filter, text.as_deref(), id).await?,
+            None => None,
+        },
+    })
+}
+
+/// The window painted its first queue (from the mirror): the syncs start now, so contacting
+/// the accounts never delays the first paint. Later calls do nothing.
+#[tauri::command]
+pub async fn painted(state: State<'_, AppState>) -> Result<(), UiError> {
+    let app = state.app()?;
+    tracing::info!("the window painted its first queue: starting the syncs");
+    Ok(app.start_syncs().await?)
 }
 
 /// Everything the detail pane shows for one item; the owner is now looking at it.

@@ -21,6 +21,7 @@ mod tray;
 #[cfg(test)]
 mod ui_types;
 mod welcome;
+mod window;
 
 use anyhow::Context;
 use clap::Parser;
@@ -44,11 +45,21 @@ fn main() -> anyhow::Result<()> {
         .context("cannot decide where the data directory is")?;
     let demo = args.demo;
     let hidden = args.hidden;
+    #[cfg(any(debug_assertions, feature = "demo"))]
+    let blank_window = args.blank_window;
     tracing::info!(data_dir = %data_dir.path().display(), demo, "starting");
 
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .setup(move |app| {
+            #[cfg(any(debug_assertions, feature = "demo"))]
+            if blank_window {
+                window::create(app, window::Page::Blank)?.show()?;
+                return Ok(());
+            }
+            // Created first, as Tauri would: the page loads while the mirror opens (its calls
+            // wait for this setup to finish).
+            window::create(app, window::Page::App)?;
             // Started inside Tauri's Tokio runtime, which the dispatcher and syncs then run on.
             // Waiting here keeps every command from running before the state is there; in demo
             // mode it also means the first queue painted already holds the demo drafts.
@@ -69,6 +80,10 @@ fn main() -> anyhow::Result<()> {
             // leaves it so when there is a tray to open it from.
             if !(hidden && tray_icon.is_ok()) {
                 tray::show_main(app.handle());
+            } else {
+                // Nothing is painted while hidden: sync at once instead of waiting for
+                // the window's `painted`.
+                start_syncs_now(app.handle().clone());
             }
             tray::refresh_later(app.handle());
             Ok(())
@@ -87,7 +102,11 @@ fn main() -> anyhow::Result<()> {
                 let visible = window.is_visible().unwrap_or(true)
                     && !window.is_minimized().unwrap_or(false)
                     && !matches!(event, WindowEvent::CloseRequested { .. });
-                if let Ok(running) = window.state::<AppState>().app() {
+                // No state in a `--blank-window` run.
+                if let Some(running) = window
+                    .try_state::<AppState>()
+                    .and_then(|state| state.inner().app().ok())
+                {
                     running.set_window_visible(visible);
                 }
             }
@@ -107,6 +126,8 @@ fn main() -> anyhow::Result<()> {
         })
         .invoke_handler(tauri::generate_handler![
             commands::list_items,
+            commands::queue_page,
+            commands::painted,
             commands::get_review,
             commands::set_viewing,
             commands::set_idle,
@@ -144,6 +165,18 @@ fn main() -> anyhow::Result<()> {
             }
         });
     Ok(())
+}
+
+/// Starts the current session's syncs without waiting for the window to paint.
+fn start_syncs_now(app: tauri::AppHandle) {
+    tauri::async_runtime::spawn(async move {
+        let state = app.state::<AppState>();
+        if let Ok(running) = state.app() {
+            if let Err(error) = running.start_syncs().await {
+                tracing::warn!(error = %error, "cannot start the syncs");
+            }
+        }
+    });
 }
 
 /// Logs to stderr, `info` by default, `RUST_LOG` to change it.

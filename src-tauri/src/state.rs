@@ -106,6 +106,15 @@ impl AppState {
     }
 }
 
+/// The desktop's core options: accounts are contacted only once the window has painted the
+/// queue from the mirror (the UI's `painted`, or at once when the app starts hidden).
+fn window_first() -> AppOptions {
+    AppOptions {
+        defer_syncs: true,
+        ..AppOptions::default()
+    }
+}
+
 impl Session {
     /// Opens the mirror in `data_dir` (creating and migrating it if needed) and starts the core
     /// app on it; `on_event` hears every [`countersign_core::app::AppEvent`]. With `demo`, the
@@ -142,16 +151,16 @@ impl Session {
             };
             // The demo's agent files a Gmail draft a few seconds in: the visible-window
             // cadence (5 s) shows it promptly.
-            (services, AppOptions::default(), demo)
+            (services, window_first(), demo)
         } else {
             // Honours COUNTERSIGN_SECRET_STORE=file (the e2e suite never touches a keyring).
-            (Services::new(path), AppOptions::default(), None)
+            (Services::new(path), window_first(), None)
         };
         #[cfg(not(feature = "demo"))]
         let (services, options) = {
             // `main` refuses `--demo` in a build without the fakes.
             debug_assert!(!demo, "demo mode needs the `demo` feature");
-            (Services::new(path), AppOptions::default())
+            (Services::new(path), window_first())
         };
         let app = RunningApp::start(store.clone(), services, path, options, on_event)
             .await

@@ -27,6 +27,8 @@ fn export_all(dir: &Path) {
     crate::commands::AccountStatus::export_all(&cfg).unwrap();
     crate::error::UiError::export_all(&cfg).unwrap();
     countersign_core::app::ItemsChanged::export_all(&cfg).unwrap();
+    countersign_core::store::PageStart::export_all(&cfg).unwrap();
+    crate::commands::QueueView::export_all(&cfg).unwrap();
     write_index(dir);
 }
 

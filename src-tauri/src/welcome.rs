@@ -109,6 +109,8 @@ async fn start_demo(app: &AppHandle, state: &AppState) -> Result<(), UiError> {
     };
     running.run_agent(demo::AgentTimes::default());
     state.replace(session);
+    // The window is painted already (the owner clicked "Try the demo"): sync at once.
+    state.app()?.start_syncs().await?;
     tracing::info!("switched to demo mode");
     events::emit(app, events::ITEMS_CHANGED, ());
     tray::refresh_later(app);

@@ -19,6 +19,7 @@ mod queue;
 mod review;
 mod safety;
 mod settings;
+mod start;
 mod support;
 mod welcome;
 

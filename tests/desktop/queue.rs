@@ -1,10 +1,11 @@
-//! A queue of 10,000 drafts: only the rows in view are in the page, scrolling reaches the
-//! last one, and j walks it with the selection kept in view.
+//! A queue of 10,000 drafts: only the rows in view are in the page and only a window of them
+//! is loaded from the shell, scrolling reaches the last one, End/j/k walk it with the selection
+//! kept in view, and the filter (applied by the shell) finds rows that were never loaded.
 
 use std::time::{Duration, Instant};
 
 use countersign_e2e::desktop::skip_or_fail;
-use countersign_e2e::fixture::{fill_mirror, Fixture};
+use countersign_e2e::fixture::{eventually, fill_mirror, Fixture};
 
 use crate::support::*;
 
@@ -74,6 +75,11 @@ async fn a_queue_of_ten_thousand_renders_only_the_rows_in_view_and_scrolls_to_th
     }
     let rendered = session.find_all("[role=option]").await.unwrap().len();
     assert!(rendered < 100, "{rendered} rows in the DOM after scrolling");
+    let loaded = loaded_rows(session).await;
+    assert!(
+        (1..=400).contains(&loaded),
+        "{loaded} rows loaded after scrolling to the end: the page holds the whole queue"
+    );
 
     // Back at the top, j moves the selection and keeps it on screen.
     session
@@ -93,26 +99,111 @@ async fn a_queue_of_ten_thousand_renders_only_the_rows_in_view_and_scrolls_to_th
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     session.press_keys(&"j".repeat(30)).await.unwrap();
-    let deadline = Instant::now() + UI_TIMEOUT;
-    while selected_id(session).await == Some(first) {
-        assert!(Instant::now() < deadline, "j did not move the selection");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let position = session
+    // Thirty presses land one by one, and the list scrolls after each: wait for the last one
+    // (row 31 selected, drawn and in view), not just for the selection to have moved.
+    wait_selected_position(session, 31).await.or_log(&app);
+    assert_ne!(selected_id(session).await, Some(first));
+    app.screenshot("large-queue").await.unwrap();
+
+    // End selects the last row (loaded from the end, far from the rows held), k the one before.
+    session.press_keys(END).await.unwrap();
+    wait_selected_position(session, QUEUE).await.or_log(&app);
+    session.press_keys("k").await.unwrap();
+    wait_selected_position(session, QUEUE - 1)
+        .await
+        .or_log(&app);
+    session.press_keys("j").await.unwrap();
+    wait_selected_position(session, QUEUE).await.or_log(&app);
+    let loaded = loaded_rows(session).await;
+    assert!(
+        (1..=400).contains(&loaded),
+        "{loaded} rows loaded after End"
+    );
+
+    // The filter finds rows that were never loaded: "Order 12" is Order 12, 120–129 and
+    // 1200–1299, 111 drafts.
+    session.press_keys("/").await.unwrap();
+    session.press_keys("Order 12").await.unwrap();
+    eventually(UI_TIMEOUT, "the filtered list of 111", || async {
+        list_size(session).await == Some(111)
+    })
+    .await
+    .or_log(&app);
+    // Back in the list, its last row is reachable and j/k walk the filtered rows.
+    session
+        .execute("document.querySelector('[role=listbox]').focus();", vec![])
+        .await
+        .unwrap();
+    session.press_keys(END).await.unwrap();
+    wait_selected_position(session, 111).await.or_log(&app);
+    let subject = session
         .execute(
-            "const r = document.querySelector('[role=option][aria-selected=true]');
-             const s = document.querySelector('.scroller').getBoundingClientRect();
-             const b = r.getBoundingClientRect();
-             return [Number(r.getAttribute('aria-posinset')), b.top >= s.top && b.bottom <= s.bottom + 1];",
+            "return document.querySelector('[role=option][aria-selected=true]').textContent",
             vec![],
         )
         .await
         .unwrap();
-    assert_eq!(
-        position,
-        serde_json::json!([31, true]),
-        "row 31 is selected and in view"
+    assert!(
+        subject.as_str().is_some_and(|s| s.contains("Re: Order 12")),
+        "the last filtered row is an order 12…: {subject}"
     );
-    app.screenshot("large-queue").await.unwrap();
+    session.press_keys("kk").await.unwrap();
+    wait_selected_position(session, 109).await.or_log(&app);
     app.quit().await.unwrap();
+}
+
+/// WebDriver's End key.
+const END: &str = "\u{E010}";
+
+/// How many rows the UI holds (loaded from the shell), in view or not.
+async fn loaded_rows(session: &countersign_e2e::webdriver::Session) -> usize {
+    let value = session
+        .execute(
+            "return Number(document.querySelector('[role=listbox]').dataset.loaded)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    value.as_u64().unwrap_or(0) as usize
+}
+
+/// The list's size as the rows announce it.
+async fn list_size(session: &countersign_e2e::webdriver::Session) -> Option<u64> {
+    let value = session
+        .execute(
+            "const r = document.querySelector('[role=option]');
+             return r ? Number(r.getAttribute('aria-setsize')) : null;",
+            vec![],
+        )
+        .await
+        .ok()?;
+    value.as_u64()
+}
+
+/// Waits until the selected row is at `position` (1-based) and in view.
+async fn wait_selected_position(
+    session: &countersign_e2e::webdriver::Session,
+    position: usize,
+) -> anyhow::Result<()> {
+    let expected = serde_json::json!([position, true]);
+    let deadline = Instant::now() + UI_TIMEOUT;
+    loop {
+        let now = session
+            .execute(
+                "const r = document.querySelector('[role=option][aria-selected=true]');
+                 if (!r) return null;
+                 const s = document.querySelector('.scroller').getBoundingClientRect();
+                 const b = r.getBoundingClientRect();
+                 return [Number(r.getAttribute('aria-posinset')), b.top >= s.top && b.bottom <= s.bottom + 1];",
+                vec![],
+            )
+            .await?;
+        if now == expected {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            anyhow::bail!("row {position} was not selected and in view (now: {now})");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

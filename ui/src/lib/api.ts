@@ -12,6 +12,8 @@ import type {
   ItemState,
   ItemsChanged,
   ItemSummary,
+  PageStart,
+  QueueView,
   Refusal,
   ReviewDetail,
   Settings,
@@ -49,11 +51,23 @@ export interface ListFilter {
   states?: ItemState[];
   accountId?: string;
   source?: Source;
+  /** In the subject, sender or recipients (`queuePage` only). */
+  text?: string;
 }
 
 /** The queue, pending first. */
 export const listItems = (filter?: ListFilter) =>
   call<ItemSummary[]>("list_items", filter ? { filter } : {});
+/** A page of the queue (at most `limit` rows from `start`), the counts per state and, with
+ * `locate`, where that item is in the filtered list. */
+export const queuePage = (
+  filter: ListFilter,
+  start: PageStart,
+  limit: number,
+  locate: number | null = null,
+) => call<QueueView>("queue_page", { filter, start, limit, locate });
+/** Tells the shell the window painted its first queue: the syncs start then. */
+export const painted = () => call<null>("painted");
 /** Everything about one item; `loadRemote` lets its remote images load this once; `since` is
  * the version the owner was reading (the detail then carries the changes from it). */
 export const getReview = (id: number, loadRemote: boolean, since: string | null = null) =>

@@ -1,115 +1,302 @@
-// The queue's state, shared by the components that show or act on it: the items, the filters,
-// the counts per state and the selection, as one source of truth for the list, the detail
-// pane and keyboard triage.
-import { listItems } from "./api";
-import type { ItemState, ItemSummary, Source, UiError } from "./types";
+// The queue's state, shared by the components that show or act on it: a window of rows read a
+// page at a time from the mirror (never the whole list), the filters (applied by the shell, in
+// SQL), the counts per state and the selection, as one source of truth for the list, the
+// detail pane and keyboard triage.
+import { queuePage, type ListFilter } from "./api";
+import {
+  type ItemState,
+  type ItemSummary,
+  type PageStart,
+  type QueueView,
+  type Source,
+  type UiError,
+} from "./types";
 
 /** Loading → loaded (possibly empty) or failed. */
 export type QueueStatus = "loading" | "ready" | "failed";
 
+/** Rows asked for at a time, at least. */
+const PAGE = 100;
+/** Rows kept loaded above and below the ones in view, so scrolling shows no gap. */
+const MARGIN = 60;
+/** The most rows the window holds: rows far from view are dropped beyond it. */
+const MAX_ROWS = 400;
+/** Pages one fill may read before it stops (a list changing under it cannot loop forever). */
+const MAX_PAGES_PER_FILL = 8;
+
+/** A page to read, and what it is for. */
+interface Wanted {
+  start: PageStart;
+  limit: number;
+}
+
 export class Queue {
-  /** Everything the shell listed for the account/source filter. */
-  all = $state<ItemSummary[]>([]);
+  /** The loaded rows: a contiguous slice of the filtered list, from position `offset`. */
+  rows = $state.raw<ItemSummary[]>([]);
+  /** Position of `rows[0]` in the filtered list. */
+  offset = $state(0);
+  /** How many rows the filtered list has. */
+  total = $state(0);
   status = $state<QueueStatus>("loading");
   error = $state<UiError | null>(null);
   selectedId = $state<number | null>(null);
+  /** Position of the selection in the filtered list, -1 when nothing is selected. */
+  selectedIndex = $state(-1);
+  /** The selected row as last read (kept while its row is scrolled out of the window). */
+  selected = $state.raw<ItemSummary | null>(null);
+  /** How many items are in each state (for the account/source filter), from the shell. */
+  counts = $state.raw<Partial<Record<ItemState, number>>>({});
+  /** The queued items due soonest (the status bar's countdowns). */
+  soonestQueued = $state.raw<ItemSummary[]>([]);
 
   accountFilter = $state<string>("");
   sourceFilter = $state<"" | Source>("");
   stateFilter = $state<"" | ItemState>("");
   textFilter = $state("");
 
-  /** The rows shown: the state and text filters applied to what the shell listed. */
-  items = $derived.by(() => {
-    const text = this.textFilter.trim().toLowerCase();
-    return this.all.filter(
-      (item) =>
-        (this.stateFilter === "" || item.state === this.stateFilter) &&
-        (text === "" ||
-          item.subject.toLowerCase().includes(text) ||
-          item.from.toLowerCase().includes(text) ||
-          item.recipients.toLowerCase().includes(text)),
-    );
-  });
+  /** Items for the account/source filter, whatever the state and text filters. */
+  allCount = $derived(Object.values(this.counts).reduce((sum, n) => sum + (n ?? 0), 0));
 
-  /** How many items are in each state (for the account/source filter); absent: none. */
-  counts = $derived.by(() => {
-    const counts: Partial<Record<ItemState, number>> = {};
-    for (const item of this.all) counts[item.state] = (counts[item.state] ?? 0) + 1;
-    return counts;
-  });
-
-  /** The selected item, if it is still shown. */
-  selected = $derived(this.items.find((item) => item.id === this.selectedId) ?? null);
-
-  /** Index of the selected row in `items`, or -1. */
-  selectedIndex = $derived(this.items.findIndex((item) => item.id === this.selectedId));
-
+  /** Bumped by every refresh: a page read for an older filter or window is dropped. */
   #generation = 0;
+  /** The rows in view, as the list last said (positions, end exclusive). */
+  #view = { first: 0, last: 0 };
+  /** A selection moved (j/k/End) to a row not loaded yet: selected once it is. */
+  #pending: number | null = null;
+  #filling = false;
+  #fillAgain = false;
 
-  /** Reads the queue from the shell (the account/source filters are applied there). */
-  async refresh(): Promise<void> {
-    // A slow answer to an older filter must not overwrite a newer one.
+  #filter(): ListFilter {
+    return {
+      states: this.stateFilter ? [this.stateFilter] : undefined,
+      accountId: this.accountFilter || undefined,
+      source: this.sourceFilter || undefined,
+      text: this.textFilter.trim() || undefined,
+    };
+  }
+
+  /** The loaded row at list position `index`, if it is loaded. */
+  rowAt(index: number): ItemSummary | undefined {
+    return index >= this.offset ? this.rows[index - this.offset] : undefined;
+  }
+
+  /** Re-reads the window from the shell (after a change, or with `reset` for new filters,
+   * from the top) and where the selection is now; resolves to that position (`null`: the
+   * filters leave the selected item out). */
+  async refresh(reset = false): Promise<number | null> {
     const generation = ++this.#generation;
+    const from = reset ? 0 : this.offset;
+    const limit = Math.min(MAX_ROWS, Math.max(PAGE, this.rows.length, this.#wantedSpan()));
+    const start: PageStart = from === 0 ? { from: "first" } : { from: "at", offset: from };
     try {
-      const items = await listItems({
-        accountId: this.accountFilter || undefined,
-        source: this.sourceFilter || undefined,
-      });
-      if (generation !== this.#generation) return;
-      this.all = items;
+      const view = await queuePage(this.#filter(), start, limit, this.selectedId);
+      if (generation !== this.#generation) return null;
+      this.rows = view.items;
+      this.offset = view.start;
+      this.#take(view);
       this.error = null;
       this.status = "ready";
-      this.#keepSelection();
+      this.#placeSelection(view.located);
+      void this.#fill();
+      return view.located;
     } catch (error) {
-      if (generation !== this.#generation) return;
+      if (generation !== this.#generation) return null;
       this.error = error as UiError;
       this.status = "failed";
+      return null;
     }
   }
 
-  #keepSelection(): void {
-    if (this.selectedId === null || !this.items.some((i) => i.id === this.selectedId)) {
-      this.selectedId = this.items[0]?.id ?? null;
-    }
+  /** The list says which rows are in view (`first` to `last`, exclusive): load around them. */
+  show(first: number, last: number): void {
+    this.#view = { first, last };
+    void this.#fill();
   }
 
-  /** Puts the rows core sent with a change in place of the ones shown (no read of the queue).
-   * False when one of them is not in the list (then read the queue again). */
+  /** Puts the rows core sent with a change in place of the ones held (no read of the queue).
+   * False when one of them is not held (then read the queue again). */
   update(changed: ItemSummary[]): boolean {
     const byId = new Map(changed.map((item) => [item.id, item]));
-    if (changed.some((item) => !this.all.some((row) => row.id === item.id))) return false;
-    this.all = this.all.map((row) => byId.get(row.id) ?? row);
-    this.#keepSelection();
+    if (changed.some((item) => !this.rows.some((row) => row.id === item.id))) return false;
+    this.rows = this.rows.map((row) => byId.get(row.id) ?? row);
     return true;
   }
 
-  /** Re-applies client-side filters to the selection. */
+  /** The state or text filter changed: the shell filters, from the top of the list. */
   filtersChanged(): void {
-    this.#keepSelection();
+    void this.refresh(true);
   }
 
   /** Selects the item `offset` places away from the selected one (j/k), clamped to the ends. */
   move(offset: number): void {
-    if (this.items.length === 0) return;
-    const current = this.selectedIndex;
-    const next = Math.min(Math.max(current + offset, 0), this.items.length - 1);
-    this.selectedId = this.items[next]?.id ?? null;
+    if (this.total === 0) return;
+    const from = this.#pending ?? this.selectedIndex;
+    this.moveTo(from < 0 ? 0 : from + offset);
+  }
+
+  /** Selects the row at list position `index` (clamped), loading it if needed (Home/End). */
+  moveTo(index: number): void {
+    if (this.total === 0) return;
+    this.#selectIndex(Math.min(Math.max(index, 0), this.total - 1));
   }
 
   select(id: number): void {
-    this.selectedId = id;
+    const index = this.rows.findIndex((row) => row.id === id);
+    if (index >= 0) this.#selectIndex(this.offset + index);
   }
 
   /** Shows item `id` whatever the filters (a notification was clicked). */
   async reveal(id: number): Promise<void> {
-    if (!this.all.some((i) => i.id === id) || !this.items.some((i) => i.id === id)) {
-      this.accountFilter = "";
-      this.sourceFilter = "";
-      this.stateFilter = "";
-      this.textFilter = "";
-      await this.refresh();
-    }
     this.selectedId = id;
+    this.#pending = null;
+    if ((await this.refresh(true)) !== null) return;
+    this.accountFilter = "";
+    this.sourceFilter = "";
+    this.stateFilter = "";
+    this.textFilter = "";
+    this.selectedId = id;
+    await this.refresh(true);
   }
+
+  #take(view: QueueView): void {
+    this.total = view.total;
+    this.counts = view.counts;
+    this.soonestQueued = view.soonestQueued;
+  }
+
+  /** After a refresh: keep the selected item where it now is, or select the first row. */
+  #placeSelection(located: number | null): void {
+    if (this.selectedId !== null && located !== null) {
+      this.#pending = null;
+      this.selectedIndex = located;
+      const row = this.rowAt(located);
+      if (row?.id === this.selectedId) this.selected = row;
+      return;
+    }
+    if (this.total === 0) {
+      this.#pending = null;
+      this.selectedId = null;
+      this.selectedIndex = -1;
+      this.selected = null;
+      return;
+    }
+    this.#selectIndex(0);
+  }
+
+  #selectIndex(index: number): void {
+    this.selectedIndex = index;
+    const row = this.rowAt(index);
+    if (row) {
+      this.#pending = null;
+      this.selectedId = row.id;
+      this.selected = row;
+    } else {
+      this.#pending = index;
+      void this.#fill();
+    }
+  }
+
+  /** The rows wanted loaded: the view and a margin, or around a pending selection. */
+  #wanted(): [number, number] {
+    const pending = this.#pending;
+    let { first, last } = this.#view;
+    if (pending !== null && (pending < first || pending >= last)) {
+      const height = Math.max(last - first, 1);
+      first = pending;
+      last = pending + height;
+    }
+    return [Math.max(0, first - MARGIN), Math.min(this.total, last + MARGIN)];
+  }
+
+  #wantedSpan(): number {
+    const [from, to] = this.#wanted();
+    return to - from;
+  }
+
+  /** The next page to read so the wanted rows are loaded, or null when they are. */
+  #nextPage(): Wanted | null {
+    const [from, to] = this.#wanted();
+    if (to <= from) return null;
+    const loadedFrom = this.offset;
+    const loadedTo = this.offset + this.rows.length;
+    const first = this.rows[0];
+    const last = this.rows[this.rows.length - 1];
+    if (first && last && from >= loadedFrom && to <= loadedTo) return null;
+    // Next to what is loaded: read on from its edge (keyset, exact while drafts arrive).
+    if (last && to > loadedTo && from <= loadedTo) {
+      return { start: { from: "after", cursor: last }, limit: clampPage(to - loadedTo) };
+    }
+    if (first && from < loadedFrom && to >= loadedFrom) {
+      return { start: { from: "before", cursor: first }, limit: clampPage(loadedFrom - from) };
+    }
+    // Far from every loaded row (the scrollbar dragged, End): jump.
+    if (to >= this.total) return { start: { from: "last" }, limit: clampPage(to - from) };
+    if (from === 0) return { start: { from: "first" }, limit: clampPage(to) };
+    return { start: { from: "at", offset: from }, limit: clampPage(to - from) };
+  }
+
+  /** Reads pages until the wanted rows are loaded; one fill runs at a time. */
+  async #fill(): Promise<void> {
+    if (this.status !== "ready") return;
+    if (this.#filling) {
+      this.#fillAgain = true;
+      return;
+    }
+    this.#filling = true;
+    try {
+      let pages = 0;
+      do {
+        this.#fillAgain = false;
+        const wanted = this.#nextPage();
+        if (!wanted) continue;
+        const generation = this.#generation;
+        const view = await queuePage(this.#filter(), wanted.start, wanted.limit);
+        pages += 1;
+        // A refresh replaced the window meanwhile: look again at what is missing.
+        if (generation !== this.#generation || !this.#merge(wanted.start, view)) {
+          this.#fillAgain = true;
+        }
+      } while ((this.#fillAgain || this.#nextPage() !== null) && pages < MAX_PAGES_PER_FILL);
+    } catch (error) {
+      this.error = error as UiError;
+    } finally {
+      this.#filling = false;
+    }
+  }
+
+  /** Puts a page read from `start` into the window; false when the window changed under it. */
+  #merge(start: PageStart, view: QueueView): boolean {
+    if (start.from === "after") {
+      if (this.rows[this.rows.length - 1]?.id !== start.cursor.id) return false;
+      const held = this.rows.length;
+      let rows = this.rows.concat(view.items);
+      // The page's start is authoritative: rows that arrived above shift the window.
+      let offset = view.start - held;
+      const drop = Math.max(0, rows.length - MAX_ROWS);
+      rows = rows.slice(drop);
+      offset += drop;
+      this.rows = rows;
+      this.offset = Math.max(0, offset);
+    } else if (start.from === "before") {
+      if (this.rows[0]?.id !== start.cursor.id) return false;
+      this.rows = view.items.concat(this.rows).slice(0, MAX_ROWS);
+      this.offset = view.start;
+    } else {
+      this.rows = view.items;
+      this.offset = view.start;
+    }
+    this.#take(view);
+    if (this.#pending !== null) {
+      const row = this.rowAt(this.#pending);
+      if (row) this.#selectIndex(this.#pending);
+    } else if (this.selectedId !== null) {
+      const row = this.rowAt(this.selectedIndex);
+      if (row?.id === this.selectedId) this.selected = row;
+    }
+    return true;
+  }
+}
+
+function clampPage(rows: number): number {
+  return Math.min(MAX_ROWS, Math.max(PAGE, rows));
 }

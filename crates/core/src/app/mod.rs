@@ -37,6 +37,9 @@ pub struct AppOptions {
     pub events: EventOptions,
     /// The dispatcher's backoff.
     pub dispatch: DispatchConfig,
+    /// Accounts are synced only once [`RunningApp::start_syncs`] is called (the desktop calls
+    /// it when its window has painted the queue from the mirror), not at start.
+    pub defer_syncs: bool,
 }
 
 impl Default for AppOptions {
@@ -46,6 +49,7 @@ impl Default for AppOptions {
             dispatch_tick: Duration::from_millis(250),
             events: EventOptions::default(),
             dispatch: DispatchConfig::default(),
+            defer_syncs: false,
         }
     }
 }
@@ -69,6 +73,8 @@ pub struct RunningApp {
     poll_gmail_now: Arc<tokio::sync::Notify>,
     /// The live task of every followed account, by account id.
     followed: Mutex<HashMap<String, Following>>,
+    /// [`RunningApp::start_syncs`] ran.
+    syncs_started: std::sync::atomic::AtomicBool,
 }
 
 /// One account's live task (Gmail poll or muster event stream) and its own stop switch.
@@ -87,8 +93,8 @@ impl std::fmt::Debug for RunningApp {
 }
 
 impl RunningApp {
-    /// Start the dispatcher (when no other process is the dispatcher of `data_dir`) and the live
-    /// sync of every account.
+    /// Start the dispatcher (when no other process is the dispatcher of `data_dir`) and, unless
+    /// `options.defer_syncs`, the live sync of every account.
     pub async fn start(
         store: Store,
         services: Services,
@@ -112,12 +118,28 @@ impl RunningApp {
             idle: std::sync::atomic::AtomicBool::new(false),
             poll_gmail_now: Arc::default(),
             followed: Mutex::default(),
+            syncs_started: std::sync::atomic::AtomicBool::new(false),
         };
         app.dispatching = app.start_dispatcher().await?;
-        for account in app.store.list_accounts().await? {
-            app.follow(account);
+        if !app.options.defer_syncs {
+            app.start_syncs().await?;
         }
         Ok(app)
+    }
+
+    /// Start the live sync of every account (once; later calls do nothing). Called by
+    /// [`RunningApp::start`] unless [`AppOptions::defer_syncs`] is set.
+    pub async fn start_syncs(&self) -> Result<()> {
+        if self
+            .syncs_started
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return Ok(());
+        }
+        for account in self.store.list_accounts().await? {
+            self.follow(account);
+        }
+        Ok(())
     }
 
     /// The service clients.

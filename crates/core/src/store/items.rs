@@ -239,7 +239,8 @@ pub struct ItemFilter {
     pub source: Option<Source>,
 }
 
-const SUMMARY_SELECT: &str = "SELECT i.*, d.id AS d_id, d.kind AS d_kind, d.state AS d_state,
+pub(super) const SUMMARY_SELECT: &str =
+    "SELECT i.*, d.id AS d_id, d.kind AS d_kind, d.state AS d_state,
        d.due_at AS d_due_at, d.outcome_detail AS d_detail,
        COALESCE(c.online, 1) AS account_online
   FROM review_items i
@@ -392,7 +393,8 @@ impl Store {
         Ok(state)
     }
 
-    /// The queue, pending first, newest change first within a state.
+    /// The queue, pending first, newest change first within a state (all of it: the window
+    /// reads it a page at a time with [`Store::queue_page`]).
     pub async fn list_items(&self, filter: &ItemFilter) -> Result<Vec<ItemSummary>> {
         let mut sql = format!("{SUMMARY_SELECT} WHERE 1 = 1");
         if !filter.states.is_empty() {
@@ -405,11 +407,7 @@ impl Store {
         if filter.source.is_some() {
             sql.push_str(" AND i.source = ?");
         }
-        sql.push_str(
-            " ORDER BY CASE i.state WHEN 'pending' THEN 0 WHEN 'conflict' THEN 1
-                WHEN 'awaiting_check' THEN 2 WHEN 'queued' THEN 3 WHEN 'sending' THEN 4
-                WHEN 'send_failed' THEN 5 ELSE 6 END, i.updated_at DESC, i.id DESC",
-        );
+        sql.push_str(&format!(" ORDER BY {}", super::queue::LIST_ORDER));
         let mut query = sqlx::query(&sql);
         for state in &filter.states {
             query = query.bind(state.as_str());
@@ -571,7 +569,7 @@ pub(crate) async fn apply_item_event_in(
     Ok(next)
 }
 
-fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSummary> {
+pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSummary> {
     let decision = match row.try_get::<Option<i64>, _>("d_id")? {
         Some(id) => Some(LiveDecision {
             id,

@@ -9,6 +9,7 @@ mod audit;
 mod cursors;
 mod decisions;
 mod items;
+mod queue;
 mod refusals;
 mod routes;
 mod settings;
@@ -33,6 +34,7 @@ pub use items::{
     AttachmentMeta, DraftContent, DraftVersion, Item, ItemFilter, ItemSummary, LiveDecision,
     MusterFields, ObservedDraft, RecordOutcome,
 };
+pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;
 pub use settings::{RemoteContentPolicy, Settings};
@@ -114,6 +116,9 @@ impl Store {
     }
 }
 
+/// SQLite's page cache per connection, in KiB.
+pub(crate) const CACHE_KIB: u32 = 512;
+
 async fn connect(path: &Path) -> Result<SqlitePool> {
     refuse_foreign_file(path)?;
     let options = SqliteConnectOptions::new()
@@ -122,7 +127,11 @@ async fn connect(path: &Path) -> Result<SqlitePool> {
         .journal_mode(SqliteJournalMode::Wal)
         .foreign_keys(true)
         .busy_timeout(Duration::from_secs(10))
-        .synchronous(SqliteSynchronous::Full);
+        .synchronous(SqliteSynchronous::Full)
+        // A bounded page cache per connection (negative: KiB), so an app that lives in the
+        // tray all day does not keep SQLite's default 2 MiB × every pooled connection; the
+        // queue is read a page at a time, which fits well within it.
+        .pragma("cache_size", format!("-{CACHE_KIB}"));
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
         .connect_with(options)

@@ -60,7 +60,8 @@ async fn a_synced_gmail_draft_shows_its_headers_text_and_attachment_list() {
         [
             ("approve".to_string(), true),
             ("reject".to_string(), true),
-            ("undo".to_string(), false)
+            ("undo".to_string(), false),
+            ("edit".to_string(), true),
         ]
     );
 

@@ -91,7 +91,8 @@ async fn z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent() 
     let session = app.session();
     wait_detail(session, item.id).await.or_log(&app);
     // A click on Approve: the queue row turns queued from core's items-changed event, which
-    // carries the row (the UI neither polls nor reloads the queue after a decision).
+    // carries the row (no poll; the page read that follows only brings the counts per state
+    // and the status bar's countdowns).
     session
         .find("[data-action=approve]")
         .await

@@ -119,6 +119,8 @@ export class Queue {
     const byId = new Map(changed.map((item) => [item.id, item]));
     if (changed.some((item) => !this.rows.some((row) => row.id === item.id))) return false;
     this.rows = this.rows.map((row) => byId.get(row.id) ?? row);
+    const selected = this.selectedId === null ? undefined : byId.get(this.selectedId);
+    if (selected) this.selected = selected;
     return true;
   }
 

@@ -32,7 +32,7 @@ impl DraftContent {
         hex::encode(Sha256::digest(self.bytes()))
     }
 
-    fn kind(&self) -> &'static str {
+    pub(super) fn kind(&self) -> &'static str {
         match self {
             DraftContent::Raw(_) => "raw",
             DraftContent::Text(_) => "text",
@@ -211,23 +211,6 @@ pub struct Item {
     pub created_at: DateTime<Utc>,
 }
 
-/// One version of an item.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DraftVersion {
-    /// Row id.
-    pub id: i64,
-    /// The item.
-    pub item_id: i64,
-    /// Gmail message id / muster updatedAt.
-    pub version: String,
-    /// The bytes.
-    pub content: DraftContent,
-    /// Hex sha256 of the bytes.
-    pub sha256: String,
-    /// When Countersign first saw it.
-    pub first_seen_at: DateTime<Utc>,
-}
-
 /// Which items to list.
 #[derive(Clone, Debug, Default)]
 pub struct ItemFilter {
@@ -248,138 +231,6 @@ pub(super) const SUMMARY_SELECT: &str =
   LEFT JOIN sync_cursors c ON c.account_id = i.account_id";
 
 impl Store {
-    /// Record what a sync saw: create the item or update it, storing the version if it is new
-    /// (every version ever seen is kept), in one transaction.
-    pub async fn record_draft(&self, draft: &ObservedDraft) -> Result<RecordOutcome> {
-        let now = format_time(Utc::now());
-        let mut tx = self.write_tx().await?;
-        let existing = sqlx::query(
-            "SELECT id, state FROM review_items WHERE account_id = ? AND external_id = ?",
-        )
-        .bind(&draft.account_id)
-        .bind(&draft.external_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let (item_id, created, previous_state, state) = match existing {
-            Some(row) => {
-                let id: i64 = row.try_get("id")?;
-                let previous: ItemState = parse_enum(row.try_get::<&str, _>("state")?)?;
-                let state = if draft.source == crate::domain::Source::Muster {
-                    previous.merge_observed_muster(draft.observed_state)
-                } else {
-                    previous.merge_observed(draft.observed_state)
-                };
-                sqlx::query(
-                    "UPDATE review_items SET state = ?, version = ?, thread_id = ?, subject = ?,
-                        from_addr = ?, recipients = ?, snippet = ?, route_id = ?, plugin = ?,
-                        session = ?, message_ref = ?, check_state = ?, check_detail = ?,
-                        redraft_of = ?, redraft_number = ?, answers_json = ?,
-                        state_reason = COALESCE(?, state_reason), updated_at = ?
-                     WHERE id = ?",
-                )
-                .bind(state.as_str())
-                .bind(&draft.version)
-                .bind(&draft.thread_id)
-                .bind(&draft.subject)
-                .bind(&draft.from_addr)
-                .bind(&draft.recipients)
-                .bind(&draft.snippet)
-                .bind(&draft.muster.route_id)
-                .bind(&draft.muster.plugin)
-                .bind(&draft.muster.session)
-                .bind(&draft.muster.message_ref)
-                .bind(&draft.muster.check_state)
-                .bind(&draft.muster.check_detail)
-                .bind(&draft.muster.redraft_of)
-                .bind(draft.muster.redraft_number)
-                .bind(&draft.answers_json)
-                .bind(&draft.state_reason)
-                .bind(&now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-                (id, false, Some(previous), state)
-            }
-            None => {
-                let row = sqlx::query(
-                    "INSERT INTO review_items (account_id, source, external_id, state, version,
-                        thread_id, subject, from_addr, recipients, snippet, route_id, plugin,
-                        session, message_ref, check_state, check_detail, redraft_of,
-                        redraft_number, answers_json, state_reason, created_at, updated_at)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                     RETURNING id",
-                )
-                .bind(&draft.account_id)
-                .bind(draft.source.as_str())
-                .bind(&draft.external_id)
-                .bind(draft.observed_state.as_str())
-                .bind(&draft.version)
-                .bind(&draft.thread_id)
-                .bind(&draft.subject)
-                .bind(&draft.from_addr)
-                .bind(&draft.recipients)
-                .bind(&draft.snippet)
-                .bind(&draft.muster.route_id)
-                .bind(&draft.muster.plugin)
-                .bind(&draft.muster.session)
-                .bind(&draft.muster.message_ref)
-                .bind(&draft.muster.check_state)
-                .bind(&draft.muster.check_detail)
-                .bind(&draft.muster.redraft_of)
-                .bind(draft.muster.redraft_number)
-                .bind(&draft.answers_json)
-                .bind(&draft.state_reason)
-                .bind(&now)
-                .bind(&now)
-                .fetch_one(&mut *tx)
-                .await?;
-                (row.try_get("id")?, true, None, draft.observed_state)
-            }
-        };
-        let inserted = sqlx::query(
-            "INSERT INTO draft_versions (item_id, version, content_kind, content, sha256, first_seen_at)
-             VALUES (?, ?, ?, ?, ?, ?)
-             ON CONFLICT (item_id, version) DO NOTHING
-             RETURNING id",
-        )
-        .bind(item_id)
-        .bind(&draft.version)
-        .bind(draft.content.kind())
-        .bind(draft.content.bytes())
-        .bind(draft.content.digest())
-        .bind(&now)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let new_version = inserted.is_some();
-        if let Some(row) = inserted {
-            let version_id: i64 = row.try_get("id")?;
-            for (position, attachment) in draft.attachments.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO attachments (version_id, position, file_name, content_type, size,
-                        sha256, inline, content_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                )
-                .bind(version_id)
-                .bind(position as i64)
-                .bind(&attachment.file_name)
-                .bind(&attachment.content_type)
-                .bind(attachment.size as i64)
-                .bind(&attachment.sha256)
-                .bind(attachment.inline)
-                .bind(&attachment.content_id)
-                .execute(&mut *tx)
-                .await?;
-            }
-        }
-        tx.commit().await?;
-        Ok(RecordOutcome {
-            item_id,
-            created,
-            new_version,
-            previous_state,
-            state,
-        })
-    }
-
     /// Move an item through `event` (refusing illegal moves), recording `reason` when given.
     pub async fn apply_item_event(
         &self,
@@ -485,49 +336,6 @@ impl Store {
             .collect()
     }
 
-    /// Every version of an item, oldest first.
-    pub async fn versions(&self, item_id: i64) -> Result<Vec<DraftVersion>> {
-        let rows = sqlx::query("SELECT * FROM draft_versions WHERE item_id = ? ORDER BY id")
-            .bind(item_id)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(version_from_row).collect()
-    }
-
-    /// One version of an item.
-    pub async fn version(&self, item_id: i64, version: &str) -> Result<DraftVersion> {
-        let row = sqlx::query("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")
-            .bind(item_id)
-            .bind(version)
-            .fetch_optional(self.pool())
-            .await?
-            .ok_or_else(|| Error::NotFound {
-                what: "version",
-                id: format!("{version} of item {item_id}"),
-            })?;
-        version_from_row(&row)
-    }
-
-    /// The attachments of one version, in message order.
-    pub async fn attachments(&self, version_id: i64) -> Result<Vec<AttachmentMeta>> {
-        let rows = sqlx::query("SELECT * FROM attachments WHERE version_id = ? ORDER BY position")
-            .bind(version_id)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(AttachmentMeta {
-                    file_name: row.try_get("file_name")?,
-                    content_type: row.try_get("content_type")?,
-                    size: row.try_get::<i64, _>("size")? as u64,
-                    sha256: row.try_get("sha256")?,
-                    inline: row.try_get("inline")?,
-                    content_id: row.try_get("content_id")?,
-                })
-            })
-            .collect()
-    }
-
     /// How many items are waiting for the owner (pending, conflict, awaiting check).
     pub async fn count_awaiting_review(&self) -> Result<u64> {
         let n: i64 = sqlx::query_scalar(
@@ -601,27 +409,6 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
     };
     summary.actions = crate::actions::allowed_actions(&summary, None, Utc::now());
     Ok(summary)
-}
-
-fn version_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DraftVersion> {
-    let kind: &str = row.try_get("content_kind")?;
-    let bytes: Vec<u8> = row.try_get("content")?;
-    let content = match kind {
-        "raw" => DraftContent::Raw(bytes),
-        "text" => DraftContent::Text(
-            String::from_utf8(bytes)
-                .map_err(|_| Error::Corrupt("text version is not UTF-8".into()))?,
-        ),
-        other => return Err(Error::Corrupt(format!("unknown content kind {other:?}"))),
-    };
-    Ok(DraftVersion {
-        id: row.try_get("id")?,
-        item_id: row.try_get("item_id")?,
-        version: row.try_get("version")?,
-        content,
-        sha256: row.try_get("sha256")?,
-        first_seen_at: parse_time(row.try_get::<&str, _>("first_seen_at")?)?,
-    })
 }
 
 impl Store {

@@ -10,10 +10,12 @@ mod cursors;
 mod decisions;
 mod items;
 mod queue;
+mod record;
 mod refusals;
 mod routes;
 mod settings;
 mod threads;
+mod versions;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -31,14 +33,15 @@ pub use audit::{AuditEntry, NewAuditEntry};
 pub use cursors::SyncCursor;
 pub use decisions::{Decision, DecisionFilter, NewDecision};
 pub use items::{
-    AttachmentMeta, DraftContent, DraftVersion, Item, ItemFilter, ItemSummary, LiveDecision,
-    MusterFields, ObservedDraft, RecordOutcome,
+    AttachmentMeta, DraftContent, Item, ItemFilter, ItemSummary, LiveDecision, MusterFields,
+    ObservedDraft, RecordOutcome,
 };
 pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;
 pub use settings::{RemoteContentPolicy, Settings};
 pub use threads::ThreadMessage;
+pub use versions::DraftVersion;
 
 /// The file name of the mirror inside the data directory.
 pub const MIRROR_FILE: &str = "mirror.sqlite3";

@@ -1,0 +1,144 @@
+//! What a sync saw, written to the mirror: the item created or updated and its version kept
+//! (every version ever seen), with its attachments' metadata, in one transaction.
+
+use chrono::Utc;
+use sqlx::Row;
+
+use super::items::{ObservedDraft, RecordOutcome};
+use super::{format_time, parse_enum, Store};
+use crate::domain::ItemState;
+use crate::error::Result;
+
+impl Store {
+    /// Record what a sync saw: create the item or update it, storing the version if it is new
+    /// (every version ever seen is kept), in one transaction.
+    pub async fn record_draft(&self, draft: &ObservedDraft) -> Result<RecordOutcome> {
+        let now = format_time(Utc::now());
+        let mut tx = self.write_tx().await?;
+        let existing = sqlx::query(
+            "SELECT id, state FROM review_items WHERE account_id = ? AND external_id = ?",
+        )
+        .bind(&draft.account_id)
+        .bind(&draft.external_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (item_id, created, previous_state, state) = match existing {
+            Some(row) => {
+                let id: i64 = row.try_get("id")?;
+                let previous: ItemState = parse_enum(row.try_get::<&str, _>("state")?)?;
+                let state = if draft.source == crate::domain::Source::Muster {
+                    previous.merge_observed_muster(draft.observed_state)
+                } else {
+                    previous.merge_observed(draft.observed_state)
+                };
+                sqlx::query(
+                    "UPDATE review_items SET state = ?, version = ?, thread_id = ?, subject = ?,
+                        from_addr = ?, recipients = ?, snippet = ?, route_id = ?, plugin = ?,
+                        session = ?, message_ref = ?, check_state = ?, check_detail = ?,
+                        redraft_of = ?, redraft_number = ?, answers_json = ?,
+                        state_reason = COALESCE(?, state_reason), updated_at = ?
+                     WHERE id = ?",
+                )
+                .bind(state.as_str())
+                .bind(&draft.version)
+                .bind(&draft.thread_id)
+                .bind(&draft.subject)
+                .bind(&draft.from_addr)
+                .bind(&draft.recipients)
+                .bind(&draft.snippet)
+                .bind(&draft.muster.route_id)
+                .bind(&draft.muster.plugin)
+                .bind(&draft.muster.session)
+                .bind(&draft.muster.message_ref)
+                .bind(&draft.muster.check_state)
+                .bind(&draft.muster.check_detail)
+                .bind(&draft.muster.redraft_of)
+                .bind(draft.muster.redraft_number)
+                .bind(&draft.answers_json)
+                .bind(&draft.state_reason)
+                .bind(&now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+                (id, false, Some(previous), state)
+            }
+            None => {
+                let row = sqlx::query(
+                    "INSERT INTO review_items (account_id, source, external_id, state, version,
+                        thread_id, subject, from_addr, recipients, snippet, route_id, plugin,
+                        session, message_ref, check_state, check_detail, redraft_of,
+                        redraft_number, answers_json, state_reason, created_at, updated_at)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                     RETURNING id",
+                )
+                .bind(&draft.account_id)
+                .bind(draft.source.as_str())
+                .bind(&draft.external_id)
+                .bind(draft.observed_state.as_str())
+                .bind(&draft.version)
+                .bind(&draft.thread_id)
+                .bind(&draft.subject)
+                .bind(&draft.from_addr)
+                .bind(&draft.recipients)
+                .bind(&draft.snippet)
+                .bind(&draft.muster.route_id)
+                .bind(&draft.muster.plugin)
+                .bind(&draft.muster.session)
+                .bind(&draft.muster.message_ref)
+                .bind(&draft.muster.check_state)
+                .bind(&draft.muster.check_detail)
+                .bind(&draft.muster.redraft_of)
+                .bind(draft.muster.redraft_number)
+                .bind(&draft.answers_json)
+                .bind(&draft.state_reason)
+                .bind(&now)
+                .bind(&now)
+                .fetch_one(&mut *tx)
+                .await?;
+                (row.try_get("id")?, true, None, draft.observed_state)
+            }
+        };
+        let inserted = sqlx::query(
+            "INSERT INTO draft_versions (item_id, version, content_kind, content, sha256, first_seen_at)
+             VALUES (?, ?, ?, ?, ?, ?)
+             ON CONFLICT (item_id, version) DO NOTHING
+             RETURNING id",
+        )
+        .bind(item_id)
+        .bind(&draft.version)
+        .bind(draft.content.kind())
+        .bind(draft.content.bytes())
+        .bind(draft.content.digest())
+        .bind(&now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let new_version = inserted.is_some();
+        if let Some(row) = inserted {
+            let version_id: i64 = row.try_get("id")?;
+            for (position, attachment) in draft.attachments.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO attachments (version_id, position, file_name, content_type, size,
+                        sha256, inline, content_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(version_id)
+                .bind(position as i64)
+                .bind(&attachment.file_name)
+                .bind(&attachment.content_type)
+                .bind(attachment.size as i64)
+                .bind(&attachment.sha256)
+                .bind(attachment.inline)
+                .bind(&attachment.content_id)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(RecordOutcome {
+            item_id,
+            created,
+            new_version,
+            previous_state,
+            state,
+        })
+    }
+}

@@ -1,0 +1,91 @@
+//! The versions of an item (every one ever seen, with its bytes) and their attachments.
+
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+
+use super::items::{AttachmentMeta, DraftContent};
+use super::{parse_time, Store};
+use crate::error::{Error, Result};
+
+/// One version of an item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DraftVersion {
+    /// Row id.
+    pub id: i64,
+    /// The item.
+    pub item_id: i64,
+    /// Gmail message id / muster updatedAt.
+    pub version: String,
+    /// The bytes.
+    pub content: DraftContent,
+    /// Hex sha256 of the bytes.
+    pub sha256: String,
+    /// When Countersign first saw it.
+    pub first_seen_at: DateTime<Utc>,
+}
+
+impl Store {
+    /// Every version of an item, oldest first.
+    pub async fn versions(&self, item_id: i64) -> Result<Vec<DraftVersion>> {
+        let rows = sqlx::query("SELECT * FROM draft_versions WHERE item_id = ? ORDER BY id")
+            .bind(item_id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(version_from_row).collect()
+    }
+
+    /// One version of an item.
+    pub async fn version(&self, item_id: i64, version: &str) -> Result<DraftVersion> {
+        let row = sqlx::query("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")
+            .bind(item_id)
+            .bind(version)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: "version",
+                id: format!("{version} of item {item_id}"),
+            })?;
+        version_from_row(&row)
+    }
+
+    /// The attachments of one version, in message order.
+    pub async fn attachments(&self, version_id: i64) -> Result<Vec<AttachmentMeta>> {
+        let rows = sqlx::query("SELECT * FROM attachments WHERE version_id = ? ORDER BY position")
+            .bind(version_id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(AttachmentMeta {
+                    file_name: row.try_get("file_name")?,
+                    content_type: row.try_get("content_type")?,
+                    size: row.try_get::<i64, _>("size")? as u64,
+                    sha256: row.try_get("sha256")?,
+                    inline: row.try_get("inline")?,
+                    content_id: row.try_get("content_id")?,
+                })
+            })
+            .collect()
+    }
+}
+
+fn version_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DraftVersion> {
+    let kind: &str = row.try_get("content_kind")?;
+    let bytes: Vec<u8> = row.try_get("content")?;
+    let content = match kind {
+        "raw" => DraftContent::Raw(bytes),
+        "text" => DraftContent::Text(
+            String::from_utf8(bytes)
+                .map_err(|_| Error::Corrupt("text version is not UTF-8".into()))?,
+        ),
+        other => return Err(Error::Corrupt(format!("unknown content kind {other:?}"))),
+    };
+    Ok(DraftVersion {
+        id: row.try_get("id")?,
+        item_id: row.try_get("item_id")?,
+        version: row.try_get("version")?,
+        content,
+        sha256: row.try_get("sha256")?,
+        first_seen_at: parse_time(row.try_get::<&str, _>("first_seen_at")?)?,
+    })
+}

@@ -32,30 +32,30 @@ interface Wanted {
 
 export class Queue {
   /** The loaded rows: a contiguous slice of the filtered list, from position `offset`. */
-  rows = $state.raw<ItemSummary[]>([]);
+  #rows = $state.raw<ItemSummary[]>([]);
   /** Position of `rows[0]` in the filtered list. */
-  offset = $state(0);
+  #offset = $state(0);
   /** How many rows the filtered list has. */
-  total = $state(0);
-  status = $state<QueueStatus>("loading");
-  error = $state<UiError | null>(null);
-  selectedId = $state<number | null>(null);
+  #total = $state(0);
+  #status = $state<QueueStatus>("loading");
+  #error = $state<UiError | null>(null);
+  #selectedId = $state<number | null>(null);
   /** Position of the selection in the filtered list, -1 when nothing is selected. */
-  selectedIndex = $state(-1);
+  #selectedIndex = $state(-1);
   /** The selected row as last read (kept while its row is scrolled out of the window). */
-  selected = $state.raw<ItemSummary | null>(null);
+  #selected = $state.raw<ItemSummary | null>(null);
   /** How many items are in each state (for the account/source filter), from the shell. */
-  counts = $state.raw<Partial<Record<ItemState, number>>>({});
+  #counts = $state.raw<Partial<Record<ItemState, number>>>({});
   /** The queued items due soonest (the status bar's countdowns). */
-  soonestQueued = $state.raw<ItemSummary[]>([]);
+  #soonestQueued = $state.raw<ItemSummary[]>([]);
 
-  accountFilter = $state<string>("");
-  sourceFilter = $state<"" | Source>("");
-  stateFilter = $state<"" | ItemState>("");
-  textFilter = $state("");
+  #accountFilter = $state<string>("");
+  #sourceFilter = $state<"" | Source>("");
+  #stateFilter = $state<"" | ItemState>("");
+  #textFilter = $state("");
 
   /** Items for the account/source filter, whatever the state and text filters. */
-  allCount = $derived(Object.values(this.counts).reduce((sum, n) => sum + (n ?? 0), 0));
+  allCount = $derived(Object.values(this.#counts).reduce((sum, n) => sum + (n ?? 0), 0));
 
   /** Bumped by every refresh: a page read for an older filter or window is dropped. */
   #generation = 0;
@@ -68,16 +68,60 @@ export class Queue {
 
   #filter(): ListFilter {
     return {
-      states: this.stateFilter ? [this.stateFilter] : undefined,
-      accountId: this.accountFilter || undefined,
-      source: this.sourceFilter || undefined,
-      text: this.textFilter.trim() || undefined,
+      states: this.#stateFilter ? [this.#stateFilter] : undefined,
+      accountId: this.#accountFilter || undefined,
+      source: this.#sourceFilter || undefined,
+      text: this.#textFilter.trim() || undefined,
     };
+  }
+
+  // Read-only from outside: the methods below are how the state changes.
+  get rows() {
+    return this.#rows;
+  }
+  get offset() {
+    return this.#offset;
+  }
+  get total() {
+    return this.#total;
+  }
+  get status() {
+    return this.#status;
+  }
+  get error() {
+    return this.#error;
+  }
+  get selectedId() {
+    return this.#selectedId;
+  }
+  get selectedIndex() {
+    return this.#selectedIndex;
+  }
+  get selected() {
+    return this.#selected;
+  }
+  get counts() {
+    return this.#counts;
+  }
+  get soonestQueued() {
+    return this.#soonestQueued;
+  }
+  get accountFilter() {
+    return this.#accountFilter;
+  }
+  get sourceFilter() {
+    return this.#sourceFilter;
+  }
+  get stateFilter() {
+    return this.#stateFilter;
+  }
+  get textFilter() {
+    return this.#textFilter;
   }
 
   /** The loaded row at list position `index`, if it is loaded. */
   rowAt(index: number): ItemSummary | undefined {
-    return index >= this.offset ? this.rows[index - this.offset] : undefined;
+    return index >= this.#offset ? this.#rows[index - this.#offset] : undefined;
   }
 
   /** Re-reads the window from the shell (after a change, or with `reset` for new filters,
@@ -85,24 +129,24 @@ export class Queue {
    * filters leave the selected item out). */
   async refresh(reset = false): Promise<number | null> {
     const generation = ++this.#generation;
-    const from = reset ? 0 : this.offset;
-    const limit = Math.min(MAX_ROWS, Math.max(PAGE, this.rows.length, this.#wantedSpan()));
+    const from = reset ? 0 : this.#offset;
+    const limit = Math.min(MAX_ROWS, Math.max(PAGE, this.#rows.length, this.#wantedSpan()));
     const start: PageStart = from === 0 ? { from: "first" } : { from: "at", offset: from };
     try {
-      const view = await queuePage(this.#filter(), start, limit, this.selectedId);
+      const view = await queuePage(this.#filter(), start, limit, this.#selectedId);
       if (generation !== this.#generation) return null;
-      this.rows = view.items;
-      this.offset = view.start;
+      this.#rows = view.items;
+      this.#offset = view.start;
       this.#take(view);
-      this.error = null;
-      this.status = "ready";
+      this.#error = null;
+      this.#status = "ready";
       this.#placeSelection(view.located);
       void this.#fill();
       return view.located;
     } catch (error) {
       if (generation !== this.#generation) return null;
-      this.error = error as UiError;
-      this.status = "failed";
+      this.#error = error as UiError;
+      this.#status = "failed";
       return null;
     }
   }
@@ -117,81 +161,101 @@ export class Queue {
    * False when one of them is not held (then read the queue again). */
   update(changed: ItemSummary[]): boolean {
     const byId = new Map(changed.map((item) => [item.id, item]));
-    if (changed.some((item) => !this.rows.some((row) => row.id === item.id))) return false;
-    this.rows = this.rows.map((row) => byId.get(row.id) ?? row);
-    const selected = this.selectedId === null ? undefined : byId.get(this.selectedId);
-    if (selected) this.selected = selected;
+    if (changed.some((item) => !this.#rows.some((row) => row.id === item.id))) return false;
+    this.#rows = this.#rows.map((row) => byId.get(row.id) ?? row);
+    const selected = this.#selectedId === null ? undefined : byId.get(this.#selectedId);
+    if (selected) this.#selected = selected;
     return true;
   }
 
-  /** The state or text filter changed: the shell filters, from the top of the list. */
-  filtersChanged(): void {
+  /** Shows only the items whose subject, sender or recipients contain `text` (the shell
+   * filters, from the top of the list). */
+  filterText(text: string): void {
+    this.#textFilter = text;
+    void this.refresh(true);
+  }
+
+  /** Shows only the items of account `id` ("": every account). */
+  filterAccount(id: string): void {
+    this.#accountFilter = id;
+    void this.refresh(true);
+  }
+
+  /** Shows only the items from `source` ("": both). */
+  filterSource(source: "" | Source): void {
+    this.#sourceFilter = source;
+    void this.refresh(true);
+  }
+
+  /** Shows only the items in `state` ("": every state). */
+  filterState(state: "" | ItemState): void {
+    this.#stateFilter = state;
     void this.refresh(true);
   }
 
   /** Selects the item `offset` places away from the selected one (j/k), clamped to the ends. */
   move(offset: number): void {
-    if (this.total === 0) return;
-    const from = this.#pending ?? this.selectedIndex;
+    if (this.#total === 0) return;
+    const from = this.#pending ?? this.#selectedIndex;
     this.moveTo(from < 0 ? 0 : from + offset);
   }
 
   /** Selects the row at list position `index` (clamped), loading it if needed (Home/End). */
   moveTo(index: number): void {
-    if (this.total === 0) return;
-    this.#selectIndex(Math.min(Math.max(index, 0), this.total - 1));
+    if (this.#total === 0) return;
+    this.#selectIndex(Math.min(Math.max(index, 0), this.#total - 1));
   }
 
   select(id: number): void {
-    const index = this.rows.findIndex((row) => row.id === id);
-    if (index >= 0) this.#selectIndex(this.offset + index);
+    const index = this.#rows.findIndex((row) => row.id === id);
+    if (index >= 0) this.#selectIndex(this.#offset + index);
   }
 
   /** Shows item `id` whatever the filters (a notification was clicked). */
   async reveal(id: number): Promise<void> {
-    this.selectedId = id;
+    this.#selectedId = id;
     this.#pending = null;
     if ((await this.refresh(true)) !== null) return;
-    this.accountFilter = "";
-    this.sourceFilter = "";
-    this.stateFilter = "";
-    this.textFilter = "";
-    this.selectedId = id;
+    this.#accountFilter = "";
+    this.#sourceFilter = "";
+    this.#stateFilter = "";
+    this.#textFilter = "";
+    this.#selectedId = id;
     await this.refresh(true);
   }
 
   #take(view: QueueView): void {
-    this.total = view.total;
-    this.counts = view.counts;
-    this.soonestQueued = view.soonestQueued;
+    this.#total = view.total;
+    this.#counts = view.counts;
+    this.#soonestQueued = view.soonestQueued;
   }
 
   /** After a refresh: keep the selected item where it now is, or select the first row. */
   #placeSelection(located: number | null): void {
-    if (this.selectedId !== null && located !== null) {
+    if (this.#selectedId !== null && located !== null) {
       this.#pending = null;
-      this.selectedIndex = located;
+      this.#selectedIndex = located;
       const row = this.rowAt(located);
-      if (row?.id === this.selectedId) this.selected = row;
+      if (row?.id === this.#selectedId) this.#selected = row;
       return;
     }
-    if (this.total === 0) {
+    if (this.#total === 0) {
       this.#pending = null;
-      this.selectedId = null;
-      this.selectedIndex = -1;
-      this.selected = null;
+      this.#selectedId = null;
+      this.#selectedIndex = -1;
+      this.#selected = null;
       return;
     }
     this.#selectIndex(0);
   }
 
   #selectIndex(index: number): void {
-    this.selectedIndex = index;
+    this.#selectedIndex = index;
     const row = this.rowAt(index);
     if (row) {
       this.#pending = null;
-      this.selectedId = row.id;
-      this.selected = row;
+      this.#selectedId = row.id;
+      this.#selected = row;
     } else {
       this.#pending = index;
       void this.#fill();
@@ -207,7 +271,7 @@ export class Queue {
       first = pending;
       last = pending + height;
     }
-    return [Math.max(0, first - MARGIN), Math.min(this.total, last + MARGIN)];
+    return [Math.max(0, first - MARGIN), Math.min(this.#total, last + MARGIN)];
   }
 
   #wantedSpan(): number {
@@ -219,10 +283,10 @@ export class Queue {
   #nextPage(): Wanted | null {
     const [from, to] = this.#wanted();
     if (to <= from) return null;
-    const loadedFrom = this.offset;
-    const loadedTo = this.offset + this.rows.length;
-    const first = this.rows[0];
-    const last = this.rows[this.rows.length - 1];
+    const loadedFrom = this.#offset;
+    const loadedTo = this.#offset + this.#rows.length;
+    const first = this.#rows[0];
+    const last = this.#rows[this.#rows.length - 1];
     if (first && last && from >= loadedFrom && to <= loadedTo) return null;
     // Next to what is loaded: read on from its edge (keyset, exact while drafts arrive).
     if (last && to > loadedTo && from <= loadedTo) {
@@ -232,14 +296,14 @@ export class Queue {
       return { start: { from: "before", cursor: first }, limit: clampPage(loadedFrom - from) };
     }
     // Far from every loaded row (the scrollbar dragged, End): jump.
-    if (to >= this.total) return { start: { from: "last" }, limit: clampPage(to - from) };
+    if (to >= this.#total) return { start: { from: "last" }, limit: clampPage(to - from) };
     if (from === 0) return { start: { from: "first" }, limit: clampPage(to) };
     return { start: { from: "at", offset: from }, limit: clampPage(to - from) };
   }
 
   /** Reads pages until the wanted rows are loaded; one fill runs at a time. */
   async #fill(): Promise<void> {
-    if (this.status !== "ready") return;
+    if (this.#status !== "ready") return;
     if (this.#filling) {
       this.#fillAgain = true;
       return;
@@ -260,7 +324,7 @@ export class Queue {
         }
       } while ((this.#fillAgain || this.#nextPage() !== null) && pages < MAX_PAGES_PER_FILL);
     } catch (error) {
-      this.error = error as UiError;
+      this.#error = error as UiError;
     } finally {
       this.#filling = false;
     }
@@ -269,31 +333,31 @@ export class Queue {
   /** Puts a page read from `start` into the window; false when the window changed under it. */
   #merge(start: PageStart, view: QueueView): boolean {
     if (start.from === "after") {
-      if (this.rows[this.rows.length - 1]?.id !== start.cursor.id) return false;
-      const held = this.rows.length;
-      let rows = this.rows.concat(view.items);
+      if (this.#rows[this.#rows.length - 1]?.id !== start.cursor.id) return false;
+      const held = this.#rows.length;
+      let rows = this.#rows.concat(view.items);
       // The page's start is authoritative: rows that arrived above shift the window.
       let offset = view.start - held;
       const drop = Math.max(0, rows.length - MAX_ROWS);
       rows = rows.slice(drop);
       offset += drop;
-      this.rows = rows;
-      this.offset = Math.max(0, offset);
+      this.#rows = rows;
+      this.#offset = Math.max(0, offset);
     } else if (start.from === "before") {
-      if (this.rows[0]?.id !== start.cursor.id) return false;
-      this.rows = view.items.concat(this.rows).slice(0, MAX_ROWS);
-      this.offset = view.start;
+      if (this.#rows[0]?.id !== start.cursor.id) return false;
+      this.#rows = view.items.concat(this.#rows).slice(0, MAX_ROWS);
+      this.#offset = view.start;
     } else {
-      this.rows = view.items;
-      this.offset = view.start;
+      this.#rows = view.items;
+      this.#offset = view.start;
     }
     this.#take(view);
     if (this.#pending !== null) {
       const row = this.rowAt(this.#pending);
       if (row) this.#selectIndex(this.#pending);
-    } else if (this.selectedId !== null) {
-      const row = this.rowAt(this.selectedIndex);
-      if (row?.id === this.selectedId) this.selected = row;
+    } else if (this.#selectedId !== null) {
+      const row = this.rowAt(this.#selectedIndex);
+      if (row?.id === this.#selectedId) this.#selected = row;
     }
     return true;
   }

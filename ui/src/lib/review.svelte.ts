@@ -39,20 +39,20 @@ export function actionBlocked(
 export const SETTLE_MS = 1500;
 
 export class Review {
-  detail = $state<ReviewDetail | null>(null);
+  #detail = $state<ReviewDetail | null>(null);
   /** Loading the detail failed. */
-  loadError = $state<UiError | null>(null);
+  #loadError = $state<UiError | null>(null);
   /** The last action failed: shown next to the actions. */
-  actionError = $state<UiError | null>(null);
-  busy = $state(false);
+  #actionError = $state<UiError | null>(null);
+  #busy = $state(false);
   /** The owner asked to load remote content for this draft (kept across reloads of it). */
-  loadRemote = $state(false);
+  #loadRemote = $state(false);
   /** The version whose detail, mail frame included, has rendered: decisions bind to it. */
-  shown = $state<Shown | null>(null);
+  #shown = $state<Shown | null>(null);
   /** The draft changed while the owner was reading it: the changes from what they read. */
-  changedWhileReading = $state<ReviewDiff | null>(null);
+  #changedWhileReading = $state<ReviewDiff | null>(null);
   /** Approve waits a moment after such a change (see `SETTLE_MS`). */
-  settling = $state(false);
+  #settling = $state(false);
 
   #id: number | null = null;
   #generation = 0;
@@ -60,59 +60,85 @@ export class Review {
   #reading: string | null = null;
   #settleTimer: ReturnType<typeof setTimeout> | null = null;
 
+  // Read-only from outside: the methods below are how the state changes.
+  get detail() {
+    return this.#detail;
+  }
+  get loadError() {
+    return this.#loadError;
+  }
+  get actionError() {
+    return this.#actionError;
+  }
+  get busy() {
+    return this.#busy;
+  }
+  get loadRemote() {
+    return this.#loadRemote;
+  }
+  get shown() {
+    return this.#shown;
+  }
+  get changedWhileReading() {
+    return this.#changedWhileReading;
+  }
+  get settling() {
+    return this.#settling;
+  }
+
   /** Shows item `id` (or nothing); reloads when it is the same item. */
   async open(id: number | null): Promise<void> {
     if (id !== this.#id) {
       this.#id = id;
-      this.loadRemote = false;
-      this.actionError = null;
-      this.detail = null;
-      this.shown = null;
-      this.changedWhileReading = null;
+      this.#loadRemote = false;
+      this.#actionError = null;
+      this.#detail = null;
+      this.#shown = null;
+      this.#changedWhileReading = null;
       this.#reading = null;
       this.#settle(false);
     }
     const generation = ++this.#generation;
     if (id === null) {
-      this.loadError = null;
+      this.#loadError = null;
       void api.setViewing(null).catch(() => {});
       return;
     }
     try {
       const since = this.#reading;
-      const detail = await api.getReview(id, this.loadRemote, since);
+      const detail = await api.getReview(id, this.#loadRemote, since);
       if (generation !== this.#generation) return;
       if (since !== null && detail.shown.version !== since) {
         // A newer version replaced the one on screen: it must be rendered (and read) before
         // anything is decided on it.
-        this.shown = null;
-        this.changedWhileReading = detail.changedSince;
+        this.#shown = null;
+        this.#changedWhileReading = detail.changedSince;
         this.#settle(true);
       }
       this.#reading = detail.shown.version;
-      this.detail = detail;
-      this.loadError = null;
+      this.#detail = detail;
+      this.#loadError = null;
     } catch (error) {
       if (generation !== this.#generation) return;
-      this.loadError = error as UiError;
+      this.#loadError = error as UiError;
     }
   }
 
   /** The mail frame finished rendering `version` of the open draft. */
   rendered(version: string): void {
-    const detail = this.detail;
+    const detail = this.#detail;
     if (detail && detail.shown.id === this.#id && detail.shown.version === version) {
-      this.shown = detail.shown;
+      this.#shown = detail.shown;
     }
   }
 
   /** What a decision on `item` binds to, or why there is none yet. */
   #target(item: ItemSummary): Shown | string {
-    const shown = this.shown;
-    if (!shown || shown.id !== item.id || this.detail?.shown.version !== shown.version) {
+    const shown = this.#shown;
+    if (!shown || shown.id !== item.id || this.#detail?.shown.version !== shown.version) {
       return "Still loading this draft — nothing was decided. Try again once it is shown.";
     }
-    if (this.settling) {
+    if (this.#settling) {
       return "This draft just changed — read what changed before deciding.";
     }
     return shown;
@@ -121,7 +147,7 @@ export class Review {
   /** The actions core gave for `item`: the open detail's when it is at least as new as the
    * queue row (the detail also knows the message size), else the row's. */
   actionsFor(item: ItemSummary | null): ActionState[] | null {
-    const detail = this.detail;
+    const detail = this.#detail;
     if (!item || !detail || detail.item.id !== item.id) return null;
     return Date.parse(detail.item.updatedAt) >= Date.parse(item.updatedAt)
       ? detail.item.actions
@@ -143,7 +169,7 @@ export class Review {
   #settle(on: boolean): void {
     if (this.#settleTimer) clearTimeout(this.#settleTimer);
     this.#settleTimer = null;
-    this.settling = on;
+    this.#settling = on;
     if (on) this.#settleTimer = setTimeout(() => this.#settle(false), SETTLE_MS);
   }
 
@@ -154,30 +180,30 @@ export class Review {
 
   /** Loads this draft's remote content, once, on the owner's word. */
   async allowRemote(): Promise<void> {
-    this.loadRemote = true;
+    this.#loadRemote = true;
     await this.reload();
   }
 
   async #act(action: () => Promise<unknown>): Promise<boolean> {
-    this.busy = true;
-    this.actionError = null;
+    this.#busy = true;
+    this.#actionError = null;
     try {
       await action();
       return true;
     } catch (error) {
-      this.actionError = error as UiError;
+      this.#actionError = error as UiError;
       // The item vanished or changed under the owner: show what the mirror holds now.
-      if (["not_found", "refused", "changed_since_shown"].includes(this.actionError.code)) {
+      if (["not_found", "refused", "changed_since_shown"].includes(this.#actionError.code)) {
         void this.reload();
       }
       return false;
     } finally {
-      this.busy = false;
+      this.#busy = false;
     }
   }
 
   #refuse(message: string): Promise<boolean> {
-    this.actionError = { code: "refused", message };
+    this.#actionError = { code: "refused", message };
     return Promise.resolve(false);
   }
 
@@ -203,7 +229,7 @@ export class Review {
       void this.#refuse(target);
       return null;
     }
-    this.actionError = null;
+    this.#actionError = null;
     return target;
   }
 
@@ -217,7 +243,7 @@ export class Review {
   beginEdit(
     item: ItemSummary | null,
   ): { shown: Shown; subject: string; text: string; replacesHtml: boolean } | null {
-    const form = this.detail?.edit;
+    const form = this.#detail?.edit;
     if (!item || !form) {
       void this.#refuse(item ? "Still loading this draft." : "No draft is selected.");
       return null;
@@ -231,7 +257,7 @@ export class Review {
       void this.#refuse(target);
       return null;
     }
-    this.actionError = null;
+    this.#actionError = null;
     return { shown: target, subject: form.subject, text: form.text, replacesHtml: form.replacesHtml };
   }
 
@@ -240,8 +266,8 @@ export class Review {
   async saveEdit(shown: Shown, subject: string, text: string): Promise<boolean> {
     const saved = await this.#act(() => api.saveEdit(shown, subject, text));
     if (saved) {
-      this.shown = null;
-      this.changedWhileReading = null;
+      this.#shown = null;
+      this.#changedWhileReading = null;
       this.#reading = null;
       await this.reload();
     }

@@ -219,7 +219,13 @@ export class Review {
   /** The version a rejection of `item` binds to (taken when the owner starts rejecting), or
    * null with the reason shown. */
   beginReject(item: ItemSummary | null): Shown | null {
-    const blocked = this.blocked(item, "reject");
+    return this.#begin(item, "reject");
+  }
+
+  /** The version `action` on `item` binds to, or null with the reason shown: core's rules
+   * first, then "not on screen yet". */
+  #begin(item: ItemSummary | null, action: Action): Shown | null {
+    const blocked = this.blocked(item, action);
     if (blocked || !item) {
       void this.#refuse(blocked ?? "");
       return null;
@@ -244,20 +250,16 @@ export class Review {
     item: ItemSummary | null,
   ): { shown: Shown; subject: string; text: string; replacesHtml: boolean } | null {
     const form = this.#detail?.edit;
-    if (!item || !form) {
-      void this.#refuse(item ? "Still loading this draft." : "No draft is selected.");
+    if (item && !form) {
+      void this.#refuse("Still loading this draft.");
       return null;
     }
+    const target = this.#begin(item, "edit");
+    if (!target || !form) return null;
     if (form.kind === "refused") {
       void this.#refuse(`Cannot edit this draft: ${form.why}.`);
       return null;
     }
-    const target = this.#target(item);
-    if (typeof target === "string") {
-      void this.#refuse(target);
-      return null;
-    }
-    this.#actionError = null;
     return { shown: target, subject: form.subject, text: form.text, replacesHtml: form.replacesHtml };
   }
 

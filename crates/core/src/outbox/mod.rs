@@ -151,13 +151,17 @@ impl Dispatcher {
             report.paused = true;
             return Ok(report);
         }
-        for decision in self.store.due_uncertain_decisions(Utc::now()).await? {
+        // What is due when the pass starts: a decision put back during the pass (its retry
+        // time is then later than this) waits for the next pass, so a call that takes longer
+        // than its backoff cannot make one pass retry it over and over.
+        let pass_started = Utc::now();
+        for decision in self.store.due_uncertain_decisions(pass_started).await? {
             let outcome = self.reconcile(&decision).await;
             self.record_timed(&decision, outcome, &mut report).await?;
         }
         while let Some(decision) = self
             .store
-            .claim_next_due(Utc::now(), &self.claimant)
+            .claim_next_due(pass_started, &self.claimant)
             .await?
         {
             if self.store.settings().await?.paused {

@@ -31,7 +31,7 @@ impl Store {
                 } else {
                     previous.merge_observed(draft.observed_state)
                 };
-                sqlx::query(
+                let query = sqlx::query(
                     "UPDATE review_items SET state = ?, version = ?, thread_id = ?, subject = ?,
                         from_addr = ?, recipients = ?, snippet = ?, route_id = ?, plugin = ?,
                         session = ?, message_ref = ?, check_state = ?, check_detail = ?,
@@ -39,31 +39,16 @@ impl Store {
                         state_reason = COALESCE(?, state_reason), updated_at = ?
                      WHERE id = ?",
                 )
-                .bind(state.as_str())
-                .bind(&draft.version)
-                .bind(&draft.thread_id)
-                .bind(&draft.subject)
-                .bind(&draft.from_addr)
-                .bind(&draft.recipients)
-                .bind(&draft.snippet)
-                .bind(&draft.muster.route_id)
-                .bind(&draft.muster.plugin)
-                .bind(&draft.muster.session)
-                .bind(&draft.muster.message_ref)
-                .bind(&draft.muster.check_state)
-                .bind(&draft.muster.check_detail)
-                .bind(&draft.muster.redraft_of)
-                .bind(draft.muster.redraft_number)
-                .bind(&draft.answers_json)
-                .bind(&draft.state_reason)
-                .bind(&now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+                .bind(state.as_str());
+                bind_observed(query, draft)
+                    .bind(&now)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
                 (id, false, Some(previous), state)
             }
             None => {
-                let row = sqlx::query(
+                let query = sqlx::query(
                     "INSERT INTO review_items (account_id, source, external_id, state, version,
                         thread_id, subject, from_addr, recipients, snippet, route_id, plugin,
                         session, message_ref, check_state, check_detail, redraft_of,
@@ -74,27 +59,12 @@ impl Store {
                 .bind(&draft.account_id)
                 .bind(draft.source.as_str())
                 .bind(&draft.external_id)
-                .bind(draft.observed_state.as_str())
-                .bind(&draft.version)
-                .bind(&draft.thread_id)
-                .bind(&draft.subject)
-                .bind(&draft.from_addr)
-                .bind(&draft.recipients)
-                .bind(&draft.snippet)
-                .bind(&draft.muster.route_id)
-                .bind(&draft.muster.plugin)
-                .bind(&draft.muster.session)
-                .bind(&draft.muster.message_ref)
-                .bind(&draft.muster.check_state)
-                .bind(&draft.muster.check_detail)
-                .bind(&draft.muster.redraft_of)
-                .bind(draft.muster.redraft_number)
-                .bind(&draft.answers_json)
-                .bind(&draft.state_reason)
-                .bind(&now)
-                .bind(&now)
-                .fetch_one(&mut *tx)
-                .await?;
+                .bind(draft.observed_state.as_str());
+                let row = bind_observed(query, draft)
+                    .bind(&now)
+                    .bind(&now)
+                    .fetch_one(&mut *tx)
+                    .await?;
                 (row.try_get("id")?, true, None, draft.observed_state)
             }
         };
@@ -141,4 +111,28 @@ impl Store {
             state,
         })
     }
+}
+
+type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
+
+/// Binds what a sync observed of a draft, in the order both statements above name the columns
+/// (`version` … `state_reason`).
+fn bind_observed<'q>(query: Query<'q>, draft: &'q ObservedDraft) -> Query<'q> {
+    query
+        .bind(&draft.version)
+        .bind(&draft.thread_id)
+        .bind(&draft.subject)
+        .bind(&draft.from_addr)
+        .bind(&draft.recipients)
+        .bind(&draft.snippet)
+        .bind(&draft.muster.route_id)
+        .bind(&draft.muster.plugin)
+        .bind(&draft.muster.session)
+        .bind(&draft.muster.message_ref)
+        .bind(&draft.muster.check_state)
+        .bind(&draft.muster.check_detail)
+        .bind(&draft.muster.redraft_of)
+        .bind(draft.muster.redraft_number)
+        .bind(&draft.answers_json)
+        .bind(&draft.state_reason)
 }

@@ -266,11 +266,13 @@ async fn a_proxy_answering_instead_of_muster_holds_the_decision_back_unsent() {
     let report = env.dispatcher().await.run_once().await.unwrap();
     assert_eq!(report.retrying.len(), 1, "{report:?}");
     let decision = &env.store.list_decisions(DecisionFilter::All).await.unwrap()[0];
-    assert!(decision
-        .outcome_detail
-        .as_deref()
-        .unwrap()
-        .contains("something in front of muster"));
+    assert!(
+        decision
+            .outcome_detail
+            .as_deref()
+            .is_some_and(|d| d.contains("something in front of muster")),
+        "{decision:?} {report:?}"
+    );
 }
 
 #[tokio::test]

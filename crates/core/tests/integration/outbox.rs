@@ -523,6 +523,61 @@ mod muster {
     }
 
     #[tokio::test]
+    async fn one_pass_tries_a_failing_decision_once_however_short_its_backoff() {
+        let (env, _, draft) = muster_env(false).await;
+        let item = item_for(&env, &draft).await;
+        decide::approve(
+            &env.store,
+            &shown(&env, item.id).await,
+            UndoWindow::None,
+            ACTOR,
+        )
+        .await
+        .unwrap();
+        // Something in front of muster answers every decide, and the backoff is shorter than
+        // one attempt takes: the pass must still end after one try, leaving it for the next.
+        env.muster.inject(
+            "POST",
+            "/api/plugin/drafts/*/decide",
+            u32::MAX,
+            countersign_fakes::muster::FaultAction::FrontPage(302),
+        );
+        let dispatcher = Dispatcher::acquire(
+            env.store.clone(),
+            env.services.clone(),
+            env.dir.path(),
+            countersign_core::outbox::DispatchConfig {
+                retry_base: Duration::from_micros(1),
+                retry_cap: Duration::from_micros(1),
+                ..quick_dispatch()
+            },
+        )
+        .await
+        .unwrap()
+        .expect("no other dispatcher");
+        let report = tokio::time::timeout(Duration::from_secs(60), dispatcher.run_once())
+            .await
+            .expect("the pass ends")
+            .unwrap();
+        assert_eq!(report.retrying.len(), 1, "{report:?}");
+        let decides = env
+            .muster
+            .requests()
+            .iter()
+            .filter(|r| r.method == "POST" && r.path.ends_with("/decide"))
+            .count();
+        assert_eq!(decides, 1, "one pass, one attempt");
+        let decision = &env.store.list_decisions(DecisionFilter::All).await.unwrap()[0];
+        assert!(
+            decision
+                .outcome_detail
+                .as_deref()
+                .is_some_and(|d| d.contains("something in front of muster")),
+            "{decision:?}"
+        );
+    }
+
+    #[tokio::test]
     async fn an_approval_is_queued_at_the_plugin_not_sent() {
         let (env, account, draft) = muster_env(false).await;
         let item = item_for(&env, &draft).await;

@@ -16,6 +16,7 @@ use std::fs::File;
 use std::path::Path;
 use std::time::Duration;
 
+use backon::{BackoffBuilder, ExponentialBuilder};
 use chrono::Utc;
 
 use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, Source};
@@ -41,7 +42,7 @@ pub const LOCK_FILE: &str = "dispatch.lock";
 pub struct DispatchConfig {
     /// First wait after a failure.
     pub retry_base: Duration,
-    /// Longest wait.
+    /// Longest wait before jitter (which adds up to as much again).
     pub retry_cap: Duration,
     /// How many times an unknown outcome is looked up before the owner is asked (Gmail). Only
     /// look-ups that got no answer count; claims and sign-ins that did not happen do not.
@@ -406,12 +407,52 @@ impl Timing {
     }
 }
 
+/// The wait after a decision's `attempts`-th failure: backon's exponential schedule from
+/// `retry_base`, capped at `retry_cap`, with jitter (up to as much again) so a crowd of queued
+/// decisions does not hit a recovering service at once. The schedule is read at the stored
+/// attempt count rather than kept in memory, because the wait is written to the outbox and must
+/// hold across a restart.
 fn backoff(config: &DispatchConfig, attempts: u32) -> Duration {
-    let exp = config
-        .retry_base
-        .saturating_mul(1u32 << attempts.saturating_sub(1).min(16));
-    let capped = exp.min(config.retry_cap);
-    // Jitter so a crowd of queued decisions does not hit a recovering service at once.
-    let jitter = rand::random::<f64>() * 0.25 + 0.875;
-    capped.mul_f64(jitter)
+    ExponentialBuilder::new()
+        .with_min_delay(config.retry_base)
+        .with_max_delay(config.retry_cap)
+        .with_jitter()
+        .without_max_times()
+        .build()
+        // Past the cap every step is the cap, so the index is bounded.
+        .nth(attempts.saturating_sub(1).min(64) as usize)
+        .unwrap_or(config.retry_cap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_double_from_the_base_up_to_the_cap_with_at_most_as_much_again_of_jitter() {
+        let config = DispatchConfig {
+            retry_base: Duration::from_secs(1),
+            retry_cap: Duration::from_secs(30),
+            ..DispatchConfig::default()
+        };
+        for (attempts, floor) in [(0, 1), (1, 1), (2, 2), (3, 4), (5, 16), (6, 30), (40, 30)] {
+            let floor = Duration::from_secs(floor);
+            for _ in 0..50 {
+                let wait = backoff(&config, attempts);
+                assert!(
+                    wait >= floor && wait < floor * 2,
+                    "attempt {attempts}: {wait:?} is not in [{floor:?}, {:?})",
+                    floor * 2
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_waits_are_spread_so_a_crowd_does_not_retry_at_once() {
+        let config = DispatchConfig::default();
+        let waits: std::collections::BTreeSet<Duration> =
+            (0..20).map(|_| backoff(&config, 3)).collect();
+        assert!(waits.len() > 10, "20 waits, only {} distinct", waits.len());
+    }
 }

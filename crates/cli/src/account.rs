@@ -196,14 +196,8 @@ async fn added(store: &Store, data_dir: &Path, account: Account, json: bool) -> 
 }
 
 fn print_list(lines: &[AccountLine], json: bool) -> Result<()> {
-    if json {
-        println!("{}", serde_json::to_string_pretty(lines)?);
-        return Ok(());
-    }
-    if lines.is_empty() {
-        println!("No accounts: connect one with `countersign account add-gmail` or `add-muster`.");
-    }
-    for line in lines {
+    let empty = "No accounts: connect one with `countersign account add-gmail` or `add-muster`.";
+    crate::output::list(lines, json, empty, |line| {
         let synced = line
             .last_sync_at
             .map(|t| format!("last sync {t}"))
@@ -225,8 +219,7 @@ fn print_list(lines: &[AccountLine], json: bool) -> Result<()> {
         if let Some(refusal) = &line.send_refusal {
             println!("    {refusal}");
         }
-    }
-    Ok(())
+    })
 }
 
 fn scopes_text(scopes: &[String]) -> String {

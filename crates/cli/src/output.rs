@@ -13,16 +13,21 @@ fn print_json(value: &impl Serialize) -> Result<()> {
     Ok(())
 }
 
+/// A list: JSON with `--json`; otherwise `empty` when there is nothing, else `line` for each.
+pub fn list<T: Serialize>(rows: &[T], json: bool, empty: &str, line: impl FnMut(&T)) -> Result<()> {
+    if json {
+        return print_json(&rows);
+    }
+    if rows.is_empty() {
+        println!("{empty}");
+    }
+    rows.iter().for_each(line);
+    Ok(())
+}
+
 /// The queue.
 pub fn items(items: &[ItemSummary], json: bool) -> Result<()> {
-    if json {
-        return print_json(&items);
-    }
-    if items.is_empty() {
-        println!("Nothing to review.");
-        return Ok(());
-    }
-    for item in items {
+    list(items, json, "Nothing to review.", |item| {
         let queued = item
             .decision
             .as_ref()
@@ -37,8 +42,7 @@ pub fn items(items: &[ItemSummary], json: bool) -> Result<()> {
             truncate(&item.recipients, 40),
             queued
         );
-    }
-    Ok(())
+    })
 }
 
 /// What core allows on the item now, and why not the rest: the CLI decides nothing itself.
@@ -243,13 +247,7 @@ pub fn decision_made(decision: &Decision, json: bool) -> Result<()> {
 
 /// The outbox.
 pub fn decisions(decisions: &[Decision], json: bool) -> Result<()> {
-    if json {
-        return print_json(&decisions);
-    }
-    if decisions.is_empty() {
-        println!("The outbox is empty.");
-    }
-    for d in decisions {
+    list(decisions, json, "The outbox is empty.", |d| {
         println!(
             "{:>5}  item {:<5} {:<8} {:<12} due {}  {}",
             d.id,
@@ -259,11 +257,9 @@ pub fn decisions(decisions: &[Decision], json: bool) -> Result<()> {
             d.due_at,
             d.outcome_detail.as_deref().unwrap_or("")
         );
-    }
-    Ok(())
+    })
 }
 
-/// A one-line message.
 /// The version an edit made, and what to do with it.
 pub fn edited(shown: &countersign_core::decide::Shown, json: bool) -> Result<()> {
     if json {
@@ -281,6 +277,7 @@ pub fn edited(shown: &countersign_core::decide::Shown, json: bool) -> Result<()>
     Ok(())
 }
 
+/// A one-line message.
 pub fn message(text: &str, json: bool) -> Result<()> {
     if json {
         return print_json(&serde_json::json!({ "message": text }));

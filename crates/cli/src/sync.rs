@@ -103,24 +103,16 @@ async fn sync_one(
 }
 
 fn print(results: &[AccountSync], json: bool) -> Result<()> {
-    if json {
-        println!("{}", serde_json::to_string_pretty(results)?);
-        return Ok(());
-    }
-    if results.is_empty() {
-        println!("No accounts to sync: connect one with `countersign account add-gmail` or `add-muster`.");
-    }
-    for r in results {
-        match &r.error {
-            None => println!(
-                "{} ({}): {} new, {} changed, {} gone, {} new refusals",
-                r.account, r.address, r.new_items, r.new_versions, r.gone, r.new_refusals
-            ),
-            Some(error) if !r.online => {
-                println!("{} ({}): offline — {error}", r.account, r.address)
-            }
-            Some(error) => println!("{} ({}): failed — {error}", r.account, r.address),
+    let empty =
+        "No accounts to sync: connect one with `countersign account add-gmail` or `add-muster`.";
+    crate::output::list(results, json, empty, |r| match &r.error {
+        None => println!(
+            "{} ({}): {} new, {} changed, {} gone, {} new refusals",
+            r.account, r.address, r.new_items, r.new_versions, r.gone, r.new_refusals
+        ),
+        Some(error) if !r.online => {
+            println!("{} ({}): offline — {error}", r.account, r.address)
         }
-    }
-    Ok(())
+        Some(error) => println!("{} ({}): failed — {error}", r.account, r.address),
+    })
 }

@@ -16,16 +16,19 @@
 //! clock. Units are Google's (<https://developers.google.com/gmail/api/reference/quota>):
 //! history.list 2, drafts.list 5, drafts.get 5, messages.list 5, messages.get 5, getProfile 1.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use countersign_core::app::{AppOptions, RunningApp};
 use countersign_core::live::GmailCadence;
-use countersign_core::services::{GmailConnect, Services};
+use countersign_core::services::Services;
 use countersign_core::Store;
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_gmail::TokenStore;
 use rand::Rng;
+use support::{connect_fake_gmail, count};
 
 /// The Gmail methods a poll may call, for adding the round trip to each.
 const METHODS: [&str; 6] = [
@@ -56,13 +59,6 @@ fn reply(n: usize) -> Vec<u8> {
     .into_bytes()
 }
 
-fn count(var: &str, default: u64) -> u64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// The `q`-quantile of sorted `samples` (nearest rank).
 fn quantile(sorted: &[Duration], q: f64) -> Duration {
     let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
@@ -70,9 +66,9 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
 }
 
 fn main() {
-    let visible = count("GMAIL_LATENCY_BENCH_VISIBLE", 20) as usize;
-    let hidden = count("GMAIL_LATENCY_BENCH_HIDDEN", 5) as usize;
-    let rtt = Duration::from_millis(count("GMAIL_LATENCY_BENCH_RTT_MS", 30));
+    let visible = count("GMAIL_LATENCY_BENCH_VISIBLE", 20);
+    let hidden = count("GMAIL_LATENCY_BENCH_HIDDEN", 5);
+    let rtt = Duration::from_millis(count("GMAIL_LATENCY_BENCH_RTT_MS", 30) as u64);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -107,17 +103,7 @@ async fn run(
     let gmail = FakeGmail::start(GmailConfig::default())
         .await
         .expect("the fake Gmail");
-    let account = services
-        .connect_gmail(
-            &store,
-            GmailConnect::auto_consent(
-                gmail.client_secret_json().to_string(),
-                gmail.api_base(),
-                gmail.tokeninfo_url(),
-            ),
-        )
-        .await
-        .expect("connect the fake Gmail");
+    let account = connect_fake_gmail(&services, &store, &gmail).await;
     for method in METHODS {
         gmail.delay(method, rtt, None);
     }

@@ -15,14 +15,17 @@
 //! new draft costs `drafts.get` plus the parent lookup (`messages.list` + `messages.get`).
 //! Unit costs are Google's (<https://developers.google.com/gmail/api/reference/quota>).
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use countersign_core::services::{GmailConnect, Services};
+use countersign_core::services::Services;
 use countersign_core::sync::sync_gmail;
 use countersign_core::Store;
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_gmail::TokenStore;
+use support::{connect_fake_gmail, count};
 
 /// Gmail's per-user quota, per minute and per second.
 const QUOTA_PER_MINUTE: u32 = 15_000;
@@ -81,17 +84,10 @@ const SYNC_METHODS: [&str; 7] = [
     "messages.get",
 ];
 
-fn count(var: &str, default: u64) -> u64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() {
-    let drafts = count("GMAIL_SYNC_BENCH_DRAFTS", 1_000) as usize;
-    let latency = Duration::from_millis(count("GMAIL_SYNC_BENCH_LATENCY_MS", 30));
-    let latency_drafts = count("GMAIL_SYNC_BENCH_LATENCY_DRAFTS", 200) as usize;
+    let drafts = count("GMAIL_SYNC_BENCH_DRAFTS", 1_000);
+    let latency = Duration::from_millis(count("GMAIL_SYNC_BENCH_LATENCY_MS", 30) as u64);
+    let latency_drafts = count("GMAIL_SYNC_BENCH_LATENCY_DRAFTS", 200);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -117,17 +113,7 @@ async fn run(drafts: usize, latency: Duration, quiet: bool) {
     })
     .await
     .expect("the fake Gmail");
-    let account = services
-        .connect_gmail(
-            &store,
-            GmailConnect::auto_consent(
-                gmail.client_secret_json().to_string(),
-                gmail.api_base(),
-                gmail.tokeninfo_url(),
-            ),
-        )
-        .await
-        .expect("connect the fake Gmail");
+    let account = connect_fake_gmail(&services, &store, &gmail).await;
     for n in 0..drafts {
         // As in Gmail, the reply draft is on its parent's thread.
         let (_, thread) = gmail.add_inbox_message(&parent(n), None);

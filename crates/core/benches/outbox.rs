@@ -12,17 +12,20 @@
 //! and asserts none of them. `OUTBOX_BENCH_DECISIONS`, `OUTBOX_BENCH_DISPATCH` and
 //! `OUTBOX_BENCH_QUOTA_SENDS` change the counts (defaults 1,000, 200 and 10).
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use countersign_core::decide::{self, UndoWindow};
 use countersign_core::outbox::{DispatchConfig, Dispatcher};
-use countersign_core::services::{GmailConnect, Services};
+use countersign_core::services::Services;
 use countersign_core::store::Account;
 use countersign_core::sync::{sync_gmail, sync_muster};
 use countersign_core::{ItemFilter, ItemState, Store};
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_fakes::muster::{FakeMuster, MusterConfig};
 use countersign_gmail::TokenStore;
+use support::{connect_fake_gmail, count};
 
 const ACTOR: &str = "owner via bench";
 
@@ -47,17 +50,7 @@ impl Env {
     }
 
     async fn connect_gmail(&self, gmail: &FakeGmail) -> Account {
-        self.services
-            .connect_gmail(
-                &self.store,
-                GmailConnect::auto_consent(
-                    gmail.client_secret_json().to_string(),
-                    gmail.api_base(),
-                    gmail.tokeninfo_url(),
-                ),
-            )
-            .await
-            .expect("connect the fake Gmail")
+        connect_fake_gmail(&self.services, &self.store, gmail).await
     }
 
     /// Gmail drafts filed and mirrored; returns the ids of their items.
@@ -114,13 +107,6 @@ fn reply(n: usize) -> Vec<u8> {
          Hello Ana,\r\n\r\nThe invoice {n} is attached.\r\n\r\nBest regards,\r\nOwner\r\n"
     )
     .into_bytes()
-}
-
-fn count(var: &str, default: usize) -> usize {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

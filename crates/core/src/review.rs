@@ -3,6 +3,7 @@
 //! one (or, for a muster redraft, against the refused draft), the route chain, the decisions,
 //! the refusals and the audit trail. The desktop app and `countersign show` both show this.
 
+use crate::store::Found;
 use std::path::Path;
 
 use serde::Serialize;
@@ -127,10 +128,7 @@ pub async fn review_detail_since(
         .iter()
         .find(|v| v.version == item.summary.version)
         .or(versions.last())
-        .ok_or_else(|| Error::NotFound {
-            what: "version",
-            id: format!("current version of item {item_id}"),
-        })?;
+        .found("version", format!("current version of item {item_id}"))?;
     let options = RenderOptions {
         allow_remote_content: allow_remote,
         owner_domains: owner_domains(&account.address, account.kind),
@@ -247,10 +245,8 @@ pub async fn attachment(
             id: format!("{index} of item {item_id}"),
         });
     };
-    let (meta, bytes) = attachment_bytes(raw, index).ok_or_else(|| Error::NotFound {
-        what: "attachment",
-        id: format!("{index} of item {item_id}"),
-    })?;
+    let (meta, bytes) =
+        attachment_bytes(raw, index).found("attachment", format!("{index} of item {item_id}"))?;
     let preview = AttachmentPreview::of(&meta, &bytes, 64 * 1024);
     Ok((meta, preview, bytes))
 }

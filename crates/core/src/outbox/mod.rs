@@ -301,14 +301,7 @@ impl Dispatcher {
                     ));
                 }
                 let client = self.services.gmail_for_dispatch(&account).await?;
-                let gmail = GmailDispatch {
-                    store: &self.store,
-                    client: &client,
-                    account: &account,
-                    draft_id: &item.summary.external_id,
-                    thread_id: item.thread_id.as_deref(),
-                    decision,
-                };
+                let gmail = self.gmail(&client, &account, &item, decision);
                 match decision.kind {
                     DecisionKind::Approve => gmail.approve().await,
                     DecisionKind::Reject => {
@@ -318,17 +311,10 @@ impl Dispatcher {
                 }
             }
             Source::Muster => {
-                // No client (say, the password is not stored): nothing was sent; it waits.
-                let client = match self.services.muster(&account).await {
-                    Ok(client) => client,
-                    Err(e) => {
-                        return Ok((
-                            Step::retry(e.to_string()).met(classify(&e)),
-                            Timing::muster_waiting(None),
-                        ))
-                    }
+                return match self.muster_client(&account, Step::retry).await {
+                    Ok(client) => muster_decide(&client, &item.summary.external_id, decision).await,
+                    Err(waiting) => Ok(waiting),
                 };
-                return muster_decide(&client, &item.summary.external_id, decision).await;
             }
         };
         step.map(|s| (s, Timing::answered_or_not()))
@@ -336,35 +322,53 @@ impl Dispatcher {
 
     async fn reconcile(&self, decision: &Decision) -> Result<(Step, Timing)> {
         let (account, item) = self.context(decision).await?;
-        let step = match account.kind {
+        match account.kind {
             Source::Gmail => {
                 let client = self.services.gmail_for_dispatch(&account).await?;
-                GmailDispatch {
-                    store: &self.store,
-                    client: &client,
-                    account: &account,
-                    draft_id: &item.summary.external_id,
-                    thread_id: item.thread_id.as_deref(),
-                    decision,
-                }
-                .reconcile()
-                .await
+                let step = self
+                    .gmail(&client, &account, &item, decision)
+                    .reconcile()
+                    .await;
+                step.map(|s| (s, Timing::answered_or_not()))
             }
             // muster's draft says what became of the decide: look, never decide blindly.
-            Source::Muster => {
-                let client = match self.services.muster(&account).await {
-                    Ok(client) => client,
-                    Err(e) => {
-                        return Ok((
-                            Step::uncertain(e.to_string()).met(classify(&e)),
-                            Timing::muster_waiting(None),
-                        ))
-                    }
-                };
-                return muster_look_up(&client, &item.summary.external_id, decision).await;
-            }
-        };
-        step.map(|s| (s, Timing::answered_or_not()))
+            Source::Muster => match self.muster_client(&account, Step::uncertain).await {
+                Ok(client) => muster_look_up(&client, &item.summary.external_id, decision).await,
+                Err(waiting) => Ok(waiting),
+            },
+        }
+    }
+
+    fn gmail<'a>(
+        &'a self,
+        client: &'a countersign_gmail::GmailClient,
+        account: &'a Account,
+        item: &'a crate::store::Item,
+        decision: &'a Decision,
+    ) -> GmailDispatch<'a> {
+        GmailDispatch {
+            store: &self.store,
+            client,
+            account,
+            draft_id: &item.summary.external_id,
+            thread_id: item.thread_id.as_deref(),
+            decision,
+        }
+    }
+
+    /// The account's muster client; when there is none (say, the password is not stored)
+    /// nothing was sent, and `waiting` (a retry, or an outcome still unknown) is what to record.
+    async fn muster_client(
+        &self,
+        account: &Account,
+        waiting: fn(String) -> Step,
+    ) -> std::result::Result<countersign_muster::MusterClient, (Step, Timing)> {
+        self.services.muster(account).await.map_err(|e| {
+            (
+                waiting(e.to_string()).met(classify(&e)),
+                Timing::muster_waiting(None),
+            )
+        })
     }
 }
 

@@ -140,16 +140,8 @@ pub fn diff_versions(old: &ReviewView, new: &ReviewView) -> VersionDiff {
         a.field == b.field && a.address.email.eq_ignore_ascii_case(&b.address.email)
     };
     let (old_r, new_r) = (recipients(old), recipients(new));
-    diff.recipients_added = new_r
-        .iter()
-        .filter(|n| !old_r.iter().any(|o| same_recipient(o, n)))
-        .cloned()
-        .collect();
-    diff.recipients_removed = old_r
-        .iter()
-        .filter(|o| !new_r.iter().any(|n| same_recipient(o, n)))
-        .cloned()
-        .collect();
+    diff.recipients_added = only_in(&new_r, &old_r, same_recipient);
+    diff.recipients_removed = only_in(&old_r, &new_r, same_recipient);
 
     let attachments = |v: &ReviewView| -> Vec<AttachmentChange> {
         v.attachments
@@ -165,16 +157,8 @@ pub fn diff_versions(old: &ReviewView, new: &ReviewView) -> VersionDiff {
     let same_attachment = |a: &AttachmentChange, b: &AttachmentChange| {
         a.file_name == b.file_name && a.sha256 == b.sha256
     };
-    diff.attachments_added = new_a
-        .iter()
-        .filter(|n| !old_a.iter().any(|o| same_attachment(o, n)))
-        .cloned()
-        .collect();
-    diff.attachments_removed = old_a
-        .iter()
-        .filter(|o| !new_a.iter().any(|n| same_attachment(o, n)))
-        .cloned()
-        .collect();
+    diff.attachments_added = only_in(&new_a, &old_a, same_attachment);
+    diff.attachments_removed = only_in(&old_a, &new_a, same_attachment);
 
     if old.subject != new.subject {
         diff.subject = Some(SubjectChange {
@@ -189,6 +173,15 @@ pub fn diff_versions(old: &ReviewView, new: &ReviewView) -> VersionDiff {
         && diff.attachments_removed.is_empty()
         && diff.subject.is_none();
     diff
+}
+
+/// What `these` has that `those` has not, by `same`.
+fn only_in<T: Clone>(these: &[T], those: &[T], same: impl Fn(&T, &T) -> bool) -> Vec<T> {
+    these
+        .iter()
+        .filter(|this| !those.iter().any(|that| same(this, that)))
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]

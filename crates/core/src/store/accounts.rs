@@ -1,5 +1,6 @@
 //! Accounts: Gmail mailboxes and muster instances, several of each.
 
+use super::Found;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
@@ -140,10 +141,7 @@ impl Store {
             .bind(id)
             .fetch_optional(self.pool())
             .await?
-            .ok_or_else(|| Error::NotFound {
-                what: "account",
-                id: id.to_string(),
-            })?;
+            .found("account", id)?;
         account_from_row(&row)
     }
 

@@ -1,6 +1,7 @@
 //! The decision outbox: decisions are written here, with the audit row, before anything goes on
 //! the wire; a dispatcher claims them one at a time in a write transaction.
 
+use super::Found;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
@@ -92,10 +93,7 @@ impl Store {
             .bind(new.item_id)
             .fetch_optional(&mut *tx)
             .await?
-            .ok_or_else(|| Error::NotFound {
-                what: "item",
-                id: new.item_id.to_string(),
-            })?;
+            .found("item", new.item_id)?;
         let state: ItemState = parse_enum(row.try_get::<&str, _>("state")?)?;
         let current_version: String = row.try_get("version")?;
         state
@@ -266,10 +264,7 @@ impl Store {
             .bind(decision_id)
             .fetch_optional(&mut *tx)
             .await?
-            .ok_or_else(|| Error::NotFound {
-                what: "decision",
-                id: decision_id.to_string(),
-            })?;
+            .found("decision", decision_id)?;
         let decision = decision_from_row(&row)?;
         let state = decision.state.finish(outcome)?;
         let detail = match outcome {
@@ -384,10 +379,7 @@ impl Store {
         .bind(decision_id)
         .fetch_optional(self.pool())
         .await?
-        .ok_or_else(|| Error::NotFound {
-            what: "decision",
-            id: decision_id.to_string(),
-        })?;
+        .found("decision", decision_id)?;
         Ok(count as u32)
     }
 
@@ -426,10 +418,7 @@ impl Store {
             .bind(id)
             .fetch_optional(self.pool())
             .await?
-            .ok_or_else(|| Error::NotFound {
-                what: "decision",
-                id: id.to_string(),
-            })?;
+            .found("decision", id)?;
         decision_from_row(&row)
     }
 

@@ -1,5 +1,6 @@
 //! Review items, every version of them ever seen, and their attachments' metadata.
 
+use super::Found;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -7,7 +8,7 @@ use sqlx::Row;
 
 use super::{format_time, parse_enum, parse_time, Store};
 use crate::domain::{DecisionKind, DecisionState, ItemEvent, ItemState, Source};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The bytes of one version: the raw RFC 5322 message (Gmail) or the reply text (muster).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -279,10 +280,7 @@ impl Store {
             .bind(item_id)
             .fetch_optional(self.pool())
             .await?
-            .ok_or_else(|| Error::NotFound {
-                what: "item",
-                id: item_id.to_string(),
-            })?;
+            .found("item", item_id)?;
         Ok(Item {
             summary: summary_from_row(&row)?,
             thread_id: row.try_get("thread_id")?,
@@ -358,10 +356,7 @@ pub(crate) async fn apply_item_event_in(
         .bind(item_id)
         .fetch_optional(&mut *tx)
         .await?
-        .ok_or_else(|| Error::NotFound {
-            what: "item",
-            id: item_id.to_string(),
-        })?;
+        .found("item", item_id)?;
     let current: ItemState = parse_enum(&current)?;
     let next = current.apply(event)?;
     sqlx::query(

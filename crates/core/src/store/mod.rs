@@ -246,3 +246,18 @@ pub(crate) fn parse_opt_time(text: Option<String>) -> Result<Option<DateTime<Utc
 pub(crate) fn parse_enum<T: FromStr<Err = Error>>(text: &str) -> Result<T> {
     text.parse()
 }
+
+/// A row or version looked up by what the caller named must exist.
+pub(crate) trait Found<T> {
+    /// `None` becomes [`Error::NotFound`] naming `what` and `id`.
+    fn found(self, what: &'static str, id: impl ToString) -> Result<T>;
+}
+
+impl<T> Found<T> for Option<T> {
+    fn found(self, what: &'static str, id: impl ToString) -> Result<T> {
+        self.ok_or_else(|| Error::NotFound {
+            what,
+            id: id.to_string(),
+        })
+    }
+}

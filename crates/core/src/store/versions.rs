@@ -1,5 +1,6 @@
 //! The versions of an item (every one ever seen, with its bytes) and their attachments.
 
+use super::Found;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
@@ -41,10 +42,7 @@ impl Store {
             .bind(version)
             .fetch_optional(self.pool())
             .await?
-            .ok_or_else(|| Error::NotFound {
-                what: "version",
-                id: format!("{version} of item {item_id}"),
-            })?;
+            .found("version", format!("{version} of item {item_id}"))?;
         version_from_row(&row)
     }
 

@@ -156,9 +156,9 @@ async fn e_edits_subject_and_text_into_a_new_gmail_version_that_is_approved_and_
     let audit = fixture.store.audit_for_item(item.id).await.unwrap();
     let edit = audit
         .iter()
-        .find(|e| e.outcome.as_deref() == Some(EDITED_BY_OWNER))
+        .find(|e| e.line.outcome.as_deref() == Some(EDITED_BY_OWNER))
         .expect("the edit is in the audit log");
-    let detail = edit.detail.as_deref().unwrap_or_default();
+    let detail = edit.line.detail.as_deref().unwrap_or_default();
     let digest = |raw: &[u8]| hex::encode(Sha256::digest(raw));
     assert!(
         detail.contains(&digest(&original)) && detail.contains(&digest(&in_gmail)),

@@ -83,7 +83,7 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
         "Version: {} (sha256 {})",
         detail.shown_version, detail.shown_digest
     );
-    let view = &detail.view;
+    let view = &detail.content.view;
     println!(
         "Subject: {}",
         view.subject.as_deref().unwrap_or(&summary.subject)
@@ -121,11 +121,11 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
         println!("Cannot send: {refusal}");
     }
     actions(&summary.actions);
-    if let Some(link) = &detail.gmail_link {
+    if let Some(link) = &detail.content.gmail_link {
         println!("In Gmail: {link}");
     }
     println!("\n{}\n", view.text_body.trim_end());
-    if let Some(answered) = &detail.answered {
+    if let Some(answered) = &detail.content.answered {
         answered_message(answered);
     }
     if !view.attachments.is_empty() {
@@ -156,9 +156,9 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     for warning in &view.warnings {
         println!("Warning: {}", warning.message);
     }
-    if !detail.routes.is_empty() {
+    if !detail.content.routes.is_empty() {
         println!("Routes:");
-        for route in &detail.routes {
+        for route in &detail.content.routes {
             println!(
                 "  {}  {:<12} session {}{}",
                 route.route_id,
@@ -172,10 +172,10 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
             );
         }
     }
-    if let Some(bound) = &detail.redraft_bound {
+    if let Some(bound) = &detail.content.redraft_bound {
         println!("Redraft: {bound}");
     }
-    if let Some(diff) = &detail.diff {
+    if let Some(diff) = &detail.content.diff {
         let base = match diff.base {
             countersign_core::review::DiffBase::PreviousVersion => "the previous version",
             countersign_core::review::DiffBase::RefusedDraft => "the refused draft",
@@ -188,7 +188,7 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
         );
     }
     println!("Versions:");
-    for version in &detail.versions {
+    for version in &detail.content.versions {
         println!(
             "  {}  {}  {} bytes  first seen {}",
             version.version,
@@ -197,15 +197,15 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
             version.first_seen_at
         );
     }
-    if !detail.audit.is_empty() {
+    if !detail.content.audit.is_empty() {
         println!("Audit:");
-        for entry in &detail.audit {
+        for entry in &detail.content.audit {
             println!(
                 "  {}  {:<12} {:<20} {}",
                 entry.at,
-                entry.actor,
-                entry.action,
-                entry.outcome.as_deref().unwrap_or("")
+                entry.line.actor,
+                entry.line.action,
+                entry.line.outcome.as_deref().unwrap_or("")
             );
         }
     }

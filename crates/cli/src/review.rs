@@ -2,10 +2,8 @@
 //! item's own fields at the top level and the refusal reasons spelled out.
 
 use anyhow::Result;
-use countersign_core::answered::AnsweredMessage;
-use countersign_core::render::ReviewView;
-use countersign_core::review::{review_detail, ReviewDiff, VersionInfo};
-use countersign_core::store::{AuditEntry, Decision, Item, Refusal, RouteRecord};
+use countersign_core::review::{review_detail, ReviewContent};
+use countersign_core::store::Item;
 use countersign_core::{ItemState, Store};
 use serde::Serialize;
 
@@ -20,48 +18,25 @@ pub struct ItemDetail {
     /// The item's fields (id, state, subject, muster fields…).
     #[serde(flatten)]
     pub item: Item,
-    /// Headers, bodies (text and sanitized HTML), attachments, flags and warnings of the
-    /// current version.
-    pub view: ReviewView,
-    /// Every version, oldest first.
-    pub versions: Vec<VersionInfo>,
-    /// Changes against the previous version or the refused draft.
-    pub diff: Option<ReviewDiff>,
-    /// muster: every route of the message answered, oldest first. Empty for Gmail.
-    pub routes: Vec<RouteRecord>,
-    /// muster: how far the message is through the redraft bound, in words.
-    pub redraft_bound: Option<String>,
-    /// Decisions made on it.
-    pub decisions: Vec<Decision>,
-    /// Refusals (failed sends, refused checks, conflicts), oldest first.
-    pub refusals: Vec<Refusal>,
-    /// The audit trail.
-    pub audit: Vec<AuditEntry>,
-    /// Remote content is shown in this rendering.
-    pub remote_allowed: bool,
+    /// What the app's review shows: the rendering, versions, diff, routes, decisions,
+    /// refusals, audit, the message answered.
+    #[serde(flatten)]
+    pub content: ReviewContent,
     /// Why it was refused, newest reason first: the plugin's, its check's, Google's.
     pub refusal_reason: Option<String>,
     /// Gmail: why this account cannot send, when its granted scopes do not allow it.
     pub send_refusal: Option<String>,
-    /// What the draft answers: rendered in full when known, else its snippet; Gmail: the
-    /// thread's other messages.
-    pub answered: Option<AnsweredMessage>,
-    /// Gmail: the draft in Gmail's web app.
-    pub gmail_link: Option<String>,
-    /// The current version is the owner's edit (made in the app).
-    pub edited_by_owner: bool,
 }
 
 impl ItemDetail {
     /// Read and render it all from the mirror.
     pub async fn load(store: &Store, id: i64) -> Result<ItemDetail> {
-        // Field by field, not destructured: what core adds to the review (e.g. the edit form)
-        // is for the app and need not break the CLI.
         let detail = review_detail(store, id, false).await?;
         let account = store.get_account(&detail.item.summary.account_id).await?;
         let send_refusal = countersign_core::actions::send_refusal(&account);
         let summary = &detail.item.summary;
         let refusal_reason = detail
+            .content
             .refusals
             .last()
             .map(|r| r.reason.clone())
@@ -74,20 +49,9 @@ impl ItemDetail {
             shown_version: detail.shown.version,
             shown_digest: detail.shown.digest,
             item: detail.item,
-            view: detail.view,
-            versions: detail.versions,
-            diff: detail.diff,
-            routes: detail.routes,
-            redraft_bound: detail.redraft_bound,
-            decisions: detail.decisions,
-            refusals: detail.refusals,
-            audit: detail.audit,
-            remote_allowed: detail.remote_allowed,
+            content: detail.content,
             refusal_reason,
             send_refusal,
-            answered: detail.answered,
-            gmail_link: detail.gmail_link,
-            edited_by_owner: detail.edited_by_owner,
         })
     }
 }
@@ -111,7 +75,7 @@ pub async fn edit(
         );
     }
     let detail = review_detail(store, shown.id, false).await?;
-    let (current_subject, current_text) = match detail.edit {
+    let (current_subject, current_text) = match detail.content.edit {
         EditForm::Text { subject, text, .. } => (subject, text),
         EditForm::Refused { why } => anyhow::bail!("cannot edit item {}: {why}", shown.id),
     };

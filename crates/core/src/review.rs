@@ -76,25 +76,38 @@ pub struct ReviewDetail {
     pub changed_since: Option<ReviewDiff>,
     /// The item.
     pub item: Item,
-    /// The current version, rendered.
+    /// The rendering and the history (flattened: the same fields as before, beside `item`).
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ui-types", ts(flatten))]
+    pub content: ReviewContent,
+}
+
+/// What the review shows beside the item's own fields: the app's detail and the CLI's `show`
+/// both carry it.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewContent {
+    /// The current version, rendered: headers, bodies (text and sanitized HTML), attachments,
+    /// flags and warnings.
     pub view: ReviewView,
     /// Every version, oldest first.
     pub versions: Vec<VersionInfo>,
     /// Changes against the previous version or the refused draft.
     pub diff: Option<ReviewDiff>,
-    /// muster: the message's routes, oldest first.
+    /// muster: every route of the message answered, oldest first. Empty for Gmail.
     pub routes: Vec<RouteRecord>,
-    /// muster: where the message stands against the redraft bound.
+    /// muster: how far the message is through the redraft bound, in words.
     pub redraft_bound: Option<String>,
     /// Decisions made on it.
     pub decisions: Vec<Decision>,
-    /// Refusals (failed sends, refused checks, conflicts).
+    /// Refusals (failed sends, refused checks, conflicts), oldest first.
     pub refusals: Vec<Refusal>,
     /// The audit trail.
     pub audit: Vec<AuditEntry>,
     /// Remote content is shown in this rendering.
     pub remote_allowed: bool,
-    /// What the draft answers, in full where it is known.
+    /// What the draft answers, in full where it is known; Gmail: the thread's other messages.
     pub answered: Option<crate::answered::AnsweredMessage>,
     /// Gmail: the draft in Gmail's web app.
     pub gmail_link: Option<String>,
@@ -140,8 +153,8 @@ pub async fn review_detail_since(
     let view = render_version(current, &options);
     let audit = store.audit_for_item(item_id).await?;
     let edited_by_owner = audit.iter().any(|entry| {
-        entry.outcome.as_deref() == Some(crate::edit::EDITED_BY_OWNER)
-            && entry.version.as_deref() == Some(current.version.as_str())
+        entry.line.outcome.as_deref() == Some(crate::edit::EDITED_BY_OWNER)
+            && entry.line.version.as_deref() == Some(current.version.as_str())
     });
     // The detail knows the size the row does not: an oversized Gmail message is not approvable.
     item.summary.actions = crate::actions::allowed_actions(
@@ -198,28 +211,30 @@ pub async fn review_detail_since(
             digest: current.sha256.clone(),
         },
         changed_since,
-        answered,
-        gmail_link,
-        versions: versions
-            .iter()
-            .map(|v| VersionInfo {
-                version: v.version.clone(),
-                sha256: v.sha256.clone(),
-                first_seen_at: v.first_seen_at,
-                size: v.content.bytes().len(),
-            })
-            .collect(),
-        decisions: store.decisions_for_item(item_id).await?,
-        refusals: store.refusals_for_item(item_id).await?,
-        audit,
-        edit,
-        edited_by_owner,
-        remote_allowed: allow_remote,
-        routes,
-        redraft_bound: bound,
-        diff,
-        view,
         item,
+        content: ReviewContent {
+            answered,
+            gmail_link,
+            versions: versions
+                .iter()
+                .map(|v| VersionInfo {
+                    version: v.version.clone(),
+                    sha256: v.sha256.clone(),
+                    first_seen_at: v.first_seen_at,
+                    size: v.content.bytes().len(),
+                })
+                .collect(),
+            decisions: store.decisions_for_item(item_id).await?,
+            refusals: store.refusals_for_item(item_id).await?,
+            audit,
+            edit,
+            edited_by_owner,
+            remote_allowed: allow_remote,
+            routes,
+            redraft_bound: bound,
+            diff,
+            view,
+        },
     })
 }
 

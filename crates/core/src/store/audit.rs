@@ -15,6 +15,18 @@ pub struct AuditEntry {
     pub id: i64,
     /// When.
     pub at: DateTime<Utc>,
+    /// What was appended.
+    #[serde(flatten)]
+    #[sqlx(flatten)]
+    #[cfg_attr(feature = "ui-types", ts(flatten))]
+    pub line: NewAuditEntry,
+}
+
+/// An audit line to append (and, in [`AuditEntry`], what was appended).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct NewAuditEntry {
     /// Who: "owner via cli", "owner via desktop", "dispatcher", "sync".
     pub actor: String,
     /// The item (None once its account was removed).
@@ -30,27 +42,6 @@ pub struct AuditEntry {
     /// The outcome.
     pub outcome: Option<String>,
     /// Reason or the service's words.
-    pub detail: Option<String>,
-}
-
-/// An audit line to append.
-#[derive(Clone, Debug, Default)]
-pub struct NewAuditEntry {
-    /// Who.
-    pub actor: String,
-    /// The item.
-    pub item_id: Option<i64>,
-    /// The decision.
-    pub decision_id: Option<i64>,
-    /// What happened.
-    pub action: String,
-    /// The version.
-    pub version: Option<String>,
-    /// Its digest.
-    pub digest: Option<String>,
-    /// The outcome.
-    pub outcome: Option<String>,
-    /// Details.
     pub detail: Option<String>,
 }
 

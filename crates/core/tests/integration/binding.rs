@@ -60,10 +60,14 @@ async fn approving_what_was_shown_after_the_draft_changed_is_refused_and_nothing
     assert!(env.gmail.sent_messages().is_empty(), "something was sent");
     let audit = env.store.audit_for_item(item.id).await.unwrap();
     let refusal = audit.last().unwrap();
-    assert_eq!(refusal.outcome.as_deref(), Some("refused"));
-    assert_eq!(refusal.version.as_deref(), Some(shown_a.version.as_str()));
+    assert_eq!(refusal.line.outcome.as_deref(), Some("refused"));
+    assert_eq!(
+        refusal.line.version.as_deref(),
+        Some(shown_a.version.as_str())
+    );
     assert!(
         refusal
+            .line
             .detail
             .as_deref()
             .unwrap()
@@ -190,8 +194,8 @@ async fn a_draft_with_a_20_mb_attachment_is_sent_through_the_upload_endpoint_byt
     assert_eq!(decision.sent_digest.as_deref(), Some(sha256(&raw).as_str()));
     let audit = env.store.audit_for_item(item.id).await.unwrap();
     let send = audit.last().unwrap();
-    assert_eq!(send.outcome.as_deref(), Some("done"));
-    assert_eq!(send.digest.as_deref(), Some(sha256(&raw).as_str()));
+    assert_eq!(send.line.outcome.as_deref(), Some("done"));
+    assert_eq!(send.line.digest.as_deref(), Some(sha256(&raw).as_str()));
 }
 
 #[tokio::test]
@@ -205,12 +209,13 @@ async fn a_draft_over_gmails_limit_is_flagged_and_approving_it_is_refused_before
     let detail = review_detail(&env.store, item.id, false).await.unwrap();
     assert!(
         detail
+            .content
             .view
             .flags
             .iter()
             .any(|f| f.explanation.contains("Gmail sends at most 35 MB")),
         "no size flag: {:?}",
-        detail.view.flags
+        detail.content.view.flags
     );
     let error = decide::approve(&env.store, &detail.shown, UndoWindow::None, ACTOR)
         .await

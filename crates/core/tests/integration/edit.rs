@@ -85,7 +85,7 @@ async fn an_edit_is_a_new_gmail_version_changing_only_subject_and_text_and_appro
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
     let detail = review_detail(&env.store, item.id, false).await.unwrap();
-    match &detail.edit {
+    match &detail.content.edit {
         EditForm::Text {
             subject,
             text,
@@ -98,7 +98,7 @@ async fn an_edit_is_a_new_gmail_version_changing_only_subject_and_text_and_appro
         other => panic!("a text draft must be editable: {other:?}"),
     }
     // As the UI receives it (ui/src/lib/generated/EditForm.ts).
-    let form = serde_json::to_value(&detail.edit).unwrap();
+    let form = serde_json::to_value(&detail.content.edit).unwrap();
     assert_eq!(form["kind"], "text");
     assert_eq!(form["replacesHtml"], true);
     let agents = detail.shown.clone();
@@ -145,26 +145,31 @@ async fn an_edit_is_a_new_gmail_version_changing_only_subject_and_text_and_appro
     // The review shows the edit against the agent's version, and it is still to be approved.
     let detail = review_detail(&env.store, item.id, false).await.unwrap();
     assert_eq!(detail.shown, edited);
-    assert!(detail.edited_by_owner);
+    assert!(detail.content.edited_by_owner);
     assert_eq!(detail.item.summary.state, ItemState::Pending);
-    let diff = detail.diff.expect("a diff against the agent's version");
+    let diff = detail
+        .content
+        .diff
+        .expect("a diff against the agent's version");
     assert_eq!(diff.base, DiffBase::BeforeOwnerEdit);
     assert_eq!(diff.base_version, agents.version);
     assert!(detail
+        .content
         .view
         .text_body
         .contains("The signed scans are attached."));
     let edit_entry = detail
+        .content
         .audit
         .iter()
-        .find(|e| e.outcome.as_deref() == Some(EDITED_BY_OWNER))
+        .find(|e| e.line.outcome.as_deref() == Some(EDITED_BY_OWNER))
         .expect("the audit records the edit");
-    let note = edit_entry.detail.as_deref().unwrap();
+    let note = edit_entry.line.detail.as_deref().unwrap();
     assert!(
         note.contains(&agents.digest) && note.contains(&edited.digest),
         "{note}"
     );
-    assert_eq!(edit_entry.actor, ACTOR);
+    assert_eq!(edit_entry.line.actor, ACTOR);
 
     // Approving what was on screen before the edit binds to nothing.
     let stale = decide::approve(&env.store, &agents, UndoWindow::None, ACTOR)
@@ -220,7 +225,7 @@ async fn html_only_and_muster_drafts_are_not_editable_and_say_what_to_do_instead
     sync(&env, &gmail).await;
     let item = item_for(&env, &draft.id).await;
     let detail = review_detail(&env.store, item.id, false).await.unwrap();
-    match &detail.edit {
+    match &detail.content.edit {
         EditForm::Refused { why } => {
             assert!(why.contains("HTML only") && why.contains("Gmail"), "{why}")
         }
@@ -242,7 +247,7 @@ async fn html_only_and_muster_drafts_are_not_editable_and_say_what_to_do_instead
     let (_, filed) = muster_reply(&env, false).await;
     let item = item_for(&env, &filed).await;
     let detail = review_detail(&env.store, item.id, false).await.unwrap();
-    match &detail.edit {
+    match &detail.content.edit {
         EditForm::Refused { why } => assert!(why.contains("Reject it with a note"), "{why}"),
         other => panic!("{other:?}"),
     }

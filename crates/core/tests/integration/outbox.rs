@@ -67,7 +67,7 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
     );
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
     let audit = env.store.audit_for_item(item.id).await.unwrap();
-    assert_eq!(audit.last().unwrap().outcome.as_deref(), Some("done"));
+    assert_eq!(audit.last().unwrap().line.outcome.as_deref(), Some("done"));
 
     // Nothing more happens on later passes.
     dispatcher.run_once().await.unwrap();
@@ -255,7 +255,7 @@ async fn reject_deletes_the_draft_or_keeps_it_when_the_setting_says_so() {
     assert!(env.gmail.drafts().iter().all(|d| d.id != deleted.id));
     assert_eq!(item_for(&env, &deleted.id).await.state, ItemState::Rejected);
     let audit = env.store.audit_for_item(item.id).await.unwrap();
-    assert_eq!(audit[0].detail.as_deref(), Some("Wrong recipient"));
+    assert_eq!(audit[0].line.detail.as_deref(), Some("Wrong recipient"));
 
     let mut settings = env.store.settings().await.unwrap();
     settings.keep_rejected_gmail_drafts = true;

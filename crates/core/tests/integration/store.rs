@@ -314,7 +314,10 @@ async fn a_decision_is_written_with_its_audit_row_and_refused_on_a_stale_version
     );
     let audit = store.audit_for_item(item.item_id).await.unwrap();
     assert_eq!(audit.len(), 1);
-    assert_eq!(audit[0].digest.as_deref(), Some(decision.digest.as_str()));
+    assert_eq!(
+        audit[0].line.digest.as_deref(),
+        Some(decision.digest.as_str())
+    );
     // A second decision on the same item is refused.
     let item_row = store.get_item(item.item_id).await.unwrap();
     let twice = store
@@ -346,7 +349,7 @@ async fn the_audit_log_refuses_to_be_rewritten() {
     let delete = sqlx::query("DELETE FROM audit_log").execute(&pool).await;
     assert!(delete.unwrap_err().to_string().contains("append-only"));
     assert_eq!(
-        store.audit_log().await.unwrap()[0].outcome.as_deref(),
+        store.audit_log().await.unwrap()[0].line.outcome.as_deref(),
         Some("queued")
     );
 }
@@ -444,7 +447,7 @@ async fn a_decision_inside_its_undo_window_is_not_claimed() {
         ItemState::Sent
     );
     let audit = store.audit_for_item(item.item_id).await.unwrap();
-    assert_eq!(audit.last().unwrap().outcome.as_deref(), Some("done"));
+    assert_eq!(audit.last().unwrap().line.outcome.as_deref(), Some("done"));
 }
 
 #[tokio::test]
@@ -525,5 +528,5 @@ async fn removing_an_account_removes_its_items_but_keeps_the_audit_log() {
         .is_empty());
     let audit = store.audit_log().await.unwrap();
     assert_eq!(audit.len(), 1);
-    assert_eq!(audit[0].item_id, None);
+    assert_eq!(audit[0].line.item_id, None);
 }

@@ -238,7 +238,7 @@ async fn a_reply_s_thread_is_read_once_and_the_message_it_answers_is_kept_in_ful
         .await
         .unwrap();
     assert!(env.gmail.requests().is_empty());
-    let answered = detail.answered.expect("what the draft answers");
+    let answered = detail.content.answered.expect("what the draft answers");
     assert!(!answered.snippet_only);
     assert_eq!(answered.from[0].email, "ana@example.com");
     let view = answered.view.expect("the parent rendered");
@@ -248,7 +248,7 @@ async fn a_reply_s_thread_is_read_once_and_the_message_it_answers_is_kept_in_ful
     assert_eq!(answered.thread[0].from, "Bo <bo@example.com>");
     assert_eq!(answered.thread[0].snippet, "Has the invoice gone out?");
     assert_eq!(
-        detail.gmail_link.as_deref(),
+        detail.content.gmail_link.as_deref(),
         Some(
             format!(
                 "https://mail.google.com/mail/u/{}/#drafts?compose={}",
@@ -271,7 +271,7 @@ async fn a_parent_outside_the_draft_s_thread_is_found_by_its_message_id() {
     let detail = countersign_core::review::review_detail(&env.store, items[0].id, false)
         .await
         .unwrap();
-    let answered = detail.answered.expect("what the draft answers");
+    let answered = detail.content.answered.expect("what the draft answers");
     assert_eq!(answered.from[0].email, "ana@example.com");
     // Only its headers were read: the review says the text is not known.
     assert!(answered.snippet_only);

@@ -400,19 +400,19 @@ async fn a_muster_reply_shows_the_full_message_when_muster_gives_it_and_the_snip
     let detail = countersign_core::review::review_detail(&env.store, item.id, false)
         .await
         .unwrap();
-    let answered = detail.answered.unwrap();
+    let answered = detail.content.answered.unwrap();
     assert!(!answered.snippet_only);
     assert_eq!(
         answered.view.unwrap().text_body,
         "Hi,\n\ncan invoice 7 be due on the 10th?\n\nAna"
     );
-    assert_eq!(detail.gmail_link, None);
+    assert_eq!(detail.content.gmail_link, None);
 
     let item = item_for(&env, &without).await;
     let detail = countersign_core::review::review_detail(&env.store, item.id, false)
         .await
         .unwrap();
-    let answered = detail.answered.unwrap();
+    let answered = detail.content.answered.unwrap();
     assert!(answered.snippet_only);
     assert!(answered.view.is_none());
     assert_eq!(answered.snippet, "The jug…");

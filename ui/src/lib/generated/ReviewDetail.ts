@@ -30,7 +30,8 @@ changedSince: ReviewDiff | null,
  */
 item: Item, 
 /**
- * The current version, rendered.
+ * The current version, rendered: headers, bodies (text and sanitized HTML), attachments,
+ * flags and warnings.
  */
 view: ReviewView, 
 /**
@@ -42,11 +43,11 @@ versions: Array<VersionInfo>,
  */
 diff: ReviewDiff | null, 
 /**
- * muster: the message's routes, oldest first.
+ * muster: every route of the message answered, oldest first. Empty for Gmail.
  */
 routes: Array<RouteRecord>, 
 /**
- * muster: where the message stands against the redraft bound.
+ * muster: how far the message is through the redraft bound, in words.
  */
 redraftBound: string | null, 
 /**
@@ -54,7 +55,7 @@ redraftBound: string | null,
  */
 decisions: Array<Decision>, 
 /**
- * Refusals (failed sends, refused checks, conflicts).
+ * Refusals (failed sends, refused checks, conflicts), oldest first.
  */
 refusals: Array<Refusal>, 
 /**
@@ -66,7 +67,7 @@ audit: Array<AuditEntry>,
  */
 remoteAllowed: boolean, 
 /**
- * What the draft answers, in full where it is known.
+ * What the draft answers, in full where it is known; Gmail: the thread's other messages.
  */
 answered: AnsweredMessage | null, 
 /**

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
+use crate::dialog::{chosen_path, Chooser};
 use crate::error::{UiError, UiErrorCode};
 use crate::state::AppState;
 use crate::tray;
@@ -361,25 +362,14 @@ pub async fn save_attachment(
 ) -> Result<Option<SavedAttachment>, UiError> {
     let store = state.store()?;
     let (meta, _, _) = review::attachment(store, id, index).await?;
-    let (chosen, answer) = tokio::sync::oneshot::channel();
     let mut dialog = app.dialog().file();
     if let Some(name) = &meta.file_name {
         dialog = dialog.set_file_name(name);
     }
-    dialog.save_file(move |path| {
-        if chosen.send(path).is_err() {
-            tracing::debug!("the save dialog answered after its command was cancelled");
-        }
-    });
-    let Some(path) = answer.await.ok().flatten() else {
+    let Some(path) = chosen_path(dialog, Chooser::Save, "cannot save to the place chosen").await?
+    else {
         return Ok(None);
     };
-    let path = path.into_path().map_err(|e| {
-        UiError::new(
-            UiErrorCode::Internal,
-            format!("cannot save to the place chosen: {e}"),
-        )
-    })?;
     let bytes = review::save_attachment(store, id, index, &path).await?;
     Ok(Some(SavedAttachment {
         path: path.display().to_string(),

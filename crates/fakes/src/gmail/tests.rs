@@ -391,6 +391,43 @@ async fn an_injected_failure_answers_googles_body_for_that_status() {
 }
 
 #[tokio::test]
+async fn the_control_routes_change_what_they_name_and_refuse_a_bad_body() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let control = |path: &str, body: Value| {
+        http()
+            .post(format!("{}/_control/{path}", fake.base_url()))
+            .json(&body)
+            .send()
+    };
+    let state = || async {
+        let state: Value = http()
+            .get(format!("{}/_control/state", fake.base_url()))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        state
+    };
+
+    let set = control("quota", json!({"unitsPerMinute": 600}))
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 204);
+    assert_eq!(state().await["quotaUnitsPerMinute"], 600);
+    let refused = control("quota", json!({"units": 1})).await.unwrap();
+    assert!(refused.status().is_client_error(), "{}", refused.status());
+    assert_eq!(state().await["quotaUnitsPerMinute"], 600, "unchanged");
+
+    assert_eq!(get(&fake, &tokens.access_token, "/profile").await.0, 200);
+    let revoked = control("oauth/revoke", Value::Null).await.unwrap();
+    assert_eq!(revoked.status(), 204);
+    assert_eq!(get(&fake, &tokens.access_token, "/profile").await.0, 401);
+}
+
+#[tokio::test]
 async fn going_offline_refuses_connections_for_the_time_asked() {
     let fake = fake().await;
     let response = http()

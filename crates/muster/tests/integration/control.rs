@@ -147,3 +147,44 @@ async fn the_http_control_api_arms_faults_expires_sessions_and_logs_without_cook
         .any(|r| r["hadSessionCookie"] == true));
     assert!(!text.contains("muster_session="));
 }
+
+#[tokio::test]
+async fn the_http_control_api_files_a_chief_draft_and_refuses_an_unknown_verdict() {
+    let fake = fake().await;
+    let base = fake.url();
+    control(&base, "plugins", json!({"name": "support-desk"})).await;
+    let relayed = control(
+        &base,
+        "messages",
+        json!({"plugin": "support-desk", "session": "triage", "from": "li@example.org",
+               "subject": "Refund", "snippet": "cracked jug"}),
+    )
+    .await;
+    let message = relayed["messageId"].as_str().unwrap();
+    let filed = control(
+        &base,
+        &format!("messages/{message}/chief-draft"),
+        json!({"text": "The chief answers."}),
+    )
+    .await;
+    // The chief-draft route answers with the new draft's id only.
+    let id = filed["draft"].as_str().unwrap().to_owned();
+    let draft = client(&fake).get_draft(&id).await.unwrap();
+    assert_eq!(
+        (draft.route_id, draft.text.as_str()),
+        (None, "The chief answers.")
+    );
+
+    let refused = reqwest::Client::new()
+        .post(format!("{base}/_control/drafts/{id}/check"))
+        .json(&json!({"verdict": "maybe"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.contains("verdict must be sendable or refused"),
+        "{text}"
+    );
+}

@@ -219,13 +219,20 @@ async fn expire_sessions(State(shared): State<Arc<Shared>>) -> Response {
     Json(json!({})).into_response()
 }
 
+/// Which requests a fault hits (`method` `*`: any), and how many of them (default 1).
 #[derive(Deserialize)]
-struct NewFault {
+struct FaultTarget {
     #[serde(default = "any_method")]
     method: String,
     path: String,
     #[serde(default = "once")]
     times: u32,
+}
+
+#[derive(Deserialize)]
+struct NewFault {
+    #[serde(flatten)]
+    target: FaultTarget,
     action: String,
     status: Option<u16>,
     millis: Option<u64>,
@@ -256,50 +263,50 @@ async fn arm_fault(State(shared): State<Arc<Shared>>, Json(f): Json<NewFault>) -
             .into_response()
         }
     };
-    shared
-        .faults
-        .lock()
-        .expect("faults lock")
-        .arm(&f.method, &f.path, f.times, action);
-    Json(json!({})).into_response()
+    arm(&shared, &f.target, action)
 }
 
+/// A fault shaped like the fake Gmail's: the action is in the route.
 #[derive(Deserialize)]
 struct ShapedFault {
-    #[serde(default = "any_method")]
-    method: String,
-    path: String,
-    #[serde(default = "once")]
-    times: u32,
+    #[serde(flatten)]
+    target: FaultTarget,
     status: Option<u16>,
     ms: Option<u64>,
 }
 
-fn arm(shared: &Shared, f: &ShapedFault, action: FaultAction) -> Response {
-    shared
-        .faults
-        .lock()
-        .expect("faults lock")
-        .arm(&f.method, &f.path, f.times, action);
+fn arm(shared: &Shared, target: &FaultTarget, action: FaultAction) -> Response {
+    shared.faults.lock().expect("faults lock").arm(
+        &target.method,
+        &target.path,
+        target.times,
+        action,
+    );
     Json(json!({})).into_response()
 }
 
 async fn arm_fail(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
     match f.status {
-        Some(status) if (100..600).contains(&status) => arm(&shared, &f, FaultAction::Fail(status)),
+        Some(status) if (100..600).contains(&status) => {
+            arm(&shared, &f.target, FaultAction::Fail(status))
+        }
         _ => ApiError::new(400, "a fail fault needs a status").into_response(),
     }
 }
 
 async fn arm_delay(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
     match f.ms {
-        Some(ms) => arm(&shared, &f, FaultAction::Delay(Duration::from_millis(ms))),
+        Some(ms) => arm(
+            &shared,
+            &f.target,
+            FaultAction::Delay(Duration::from_millis(ms)),
+        ),
         None => ApiError::new(400, "a delay fault needs ms").into_response(),
     }
 }
 
 async fn arm_drop(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
-    arm(&shared, &f, FaultAction::DropAfterCommit)
+    arm(&shared, &f.target, FaultAction::DropAfterCommit)
 }
 
 async fn clear_faults(State(shared): State<Arc<Shared>>) -> Response {

@@ -23,6 +23,18 @@ async fn control(base: &str, path: &str, body: Value) -> Value {
     response.json().await.unwrap()
 }
 
+/// The `support-desk` plugin relays a refund request to the `triage` session:
+/// `{"messageId", "routeId"}`.
+async fn relay_refund_request(base: &str) -> Value {
+    control(
+        base,
+        "messages",
+        json!({"plugin": "support-desk", "session": "triage", "from": "li@example.org",
+               "subject": "Refund", "snippet": "cracked jug"}),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn the_http_control_api_plays_plugin_and_session_through_a_checked_refused_send() {
     let fake = fake().await;
@@ -33,13 +45,7 @@ async fn the_http_control_api_plays_plugin_and_session_through_a_checked_refused
         json!({"name": "support-desk", "draftChecks": true}),
     )
     .await;
-    let relayed = control(
-        &base,
-        "messages",
-        json!({"plugin": "support-desk", "session": "triage", "from": "li@example.org",
-               "subject": "Refund", "snippet": "cracked jug"}),
-    )
-    .await;
+    let relayed = relay_refund_request(&base).await;
     let route = relayed["routeId"].as_str().unwrap();
     let message = relayed["messageId"].as_str().unwrap();
     let filed = control(
@@ -153,13 +159,7 @@ async fn the_http_control_api_files_a_chief_draft_and_refuses_an_unknown_verdict
     let fake = fake().await;
     let base = fake.url();
     control(&base, "plugins", json!({"name": "support-desk"})).await;
-    let relayed = control(
-        &base,
-        "messages",
-        json!({"plugin": "support-desk", "session": "triage", "from": "li@example.org",
-               "subject": "Refund", "snippet": "cracked jug"}),
-    )
-    .await;
+    let relayed = relay_refund_request(&base).await;
     let message = relayed["messageId"].as_str().unwrap();
     let filed = control(
         &base,

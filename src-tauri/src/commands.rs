@@ -2,6 +2,11 @@
 //! lines over `countersign-core`: take the managed state, call core, turn its error into a
 //! [`UiError`]. Logic belongs in core.
 //!
+//! What core does through the running app (decisions, accounts) it announces as an
+//! [`AppEvent`](countersign_core::app::AppEvent), and the tray is refreshed on every event
+//! ([`crate::events::forwarder`]); only changes made on the store directly (settings) refresh
+//! the tray here.
+//!
 //! Every command listed here must also be listed in `build.rs` (to get an `allow-…`
 //! permission) and granted in `capabilities/main.json`, or the UI's call is refused.
 
@@ -17,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
+use crate::dialog::{chosen_path, Chooser};
 use crate::error::{UiError, UiErrorCode};
 use crate::state::AppState;
 use crate::tray;
@@ -231,7 +237,6 @@ pub fn set_viewing(
 /// (`changed_since_shown`).
 #[tauri::command]
 pub async fn approve(
-    app: AppHandle,
     state: State<'_, AppState>,
     id: i64,
     version: String,
@@ -243,9 +248,7 @@ pub async fn approve(
         digest,
     };
     // Core tells the UI (items-changed) before this returns.
-    let decision = state.app()?.approve(&shown, ACTOR).await?;
-    tray::refresh_later(&app);
-    Ok(decision)
+    Ok(state.app()?.approve(&shown, ACTOR).await?)
 }
 
 /// Save the owner's edit of the version shown (Gmail): the draft's new version, which the
@@ -274,7 +277,6 @@ pub async fn save_edit(
 /// Reject the version shown, with a reason.
 #[tauri::command]
 pub async fn reject(
-    app: AppHandle,
     state: State<'_, AppState>,
     id: i64,
     version: String,
@@ -286,21 +288,13 @@ pub async fn reject(
         version,
         digest,
     };
-    let decision = state.app()?.reject(&shown, &reason, ACTOR).await?;
-    tray::refresh_later(&app);
-    Ok(decision)
+    Ok(state.app()?.reject(&shown, &reason, ACTOR).await?)
 }
 
 /// Take back the decision while its undo window is open.
 #[tauri::command]
-pub async fn undo(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    id: i64,
-) -> Result<Decision, UiError> {
-    let decision = state.app()?.undo(id, ACTOR).await?;
-    tray::refresh_later(&app);
-    Ok(decision)
+pub async fn undo(state: State<'_, AppState>, id: i64) -> Result<Decision, UiError> {
+    Ok(state.app()?.undo(id, ACTOR).await?)
 }
 
 /// The reasons offered when rejecting.
@@ -361,25 +355,14 @@ pub async fn save_attachment(
 ) -> Result<Option<SavedAttachment>, UiError> {
     let store = state.store()?;
     let (meta, _, _) = review::attachment(store, id, index).await?;
-    let (chosen, answer) = tokio::sync::oneshot::channel();
     let mut dialog = app.dialog().file();
     if let Some(name) = &meta.file_name {
         dialog = dialog.set_file_name(name);
     }
-    dialog.save_file(move |path| {
-        if chosen.send(path).is_err() {
-            tracing::debug!("the save dialog answered after its command was cancelled");
-        }
-    });
-    let Some(path) = answer.await.ok().flatten() else {
+    let Some(path) = chosen_path(dialog, Chooser::Save, "cannot save to the place chosen").await?
+    else {
         return Ok(None);
     };
-    let path = path.into_path().map_err(|e| {
-        UiError::new(
-            UiErrorCode::Internal,
-            format!("cannot save to the place chosen: {e}"),
-        )
-    })?;
     let bytes = review::save_attachment(store, id, index, &path).await?;
     Ok(Some(SavedAttachment {
         path: path.display().to_string(),
@@ -425,15 +408,9 @@ pub async fn add_muster(
 
 /// Stop following an account and remove it, its secrets and everything mirrored for it.
 #[tauri::command]
-pub async fn remove_account(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    id: String,
-) -> Result<(), UiError> {
+pub async fn remove_account(state: State<'_, AppState>, id: String) -> Result<(), UiError> {
     // Core stops the account's live task before deleting it.
-    state.app()?.remove_account(&id).await?;
-    tray::refresh_later(&app);
-    Ok(())
+    Ok(state.app()?.remove_account(&id).await?)
 }
 
 /// The owner's settings.

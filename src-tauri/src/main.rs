@@ -13,6 +13,7 @@ mod browser;
 mod commands;
 #[cfg(feature = "demo")]
 mod demo;
+mod dialog;
 mod error;
 mod events;
 mod notify;

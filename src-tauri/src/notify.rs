@@ -32,28 +32,7 @@ pub fn new_drafts_text(count: usize) -> String {
 /// Shows "N new drafts to review"; clicking it shows the window.
 #[cfg(target_os = "linux")]
 pub fn new_drafts(app: &AppHandle, count: usize) {
-    let title = new_drafts_text(count);
-    let app = app.clone();
-    let spawned = std::thread::Builder::new()
-        .name("notification".into())
-        .spawn(move || {
-            let shown = notify_rust::Notification::new()
-                .appname("Countersign")
-                .summary(&title)
-                .action("default", "Open")
-                .show();
-            match shown {
-                Ok(handle) => handle.wait_for_action(|action| {
-                    if action == "default" {
-                        crate::tray::show_main(&app);
-                    }
-                }),
-                Err(error) => tracing::warn!(error = %error, "cannot show a notification"),
-            }
-        });
-    if let Err(error) = spawned {
-        tracing::warn!(error = %error, "cannot start the notification thread");
-    }
+    show(app, new_drafts_text(count), None, |_| {});
 }
 
 /// Elsewhere the tray tooltip's count is all there is, for now.
@@ -68,25 +47,38 @@ pub fn refusal(app: &AppHandle, refusal: &Refusal, item: &ItemSummary) {
     use crate::events::{emit, OpenItem, OPEN_ITEM};
 
     let (title, body) = text(refusal, item);
-    let app = app.clone();
     let id = item.id;
+    show(app, title, Some(body), move |app| {
+        emit(app, OPEN_ITEM, OpenItem { id });
+    });
+}
+
+/// Shows a notification with an "Open" action; clicking it shows the window, then runs
+/// `on_open`.
+#[cfg(target_os = "linux")]
+fn show(
+    app: &AppHandle,
+    title: String,
+    body: Option<String>,
+    on_open: impl FnOnce(&AppHandle) + Send + 'static,
+) {
+    let app = app.clone();
     // `wait_for_action` blocks until the notification is clicked or closed: one short-lived
-    // thread per refusal, which are rare.
+    // thread per notification, which are rare (one per refusal, one per burst of drafts).
     let spawned = std::thread::Builder::new()
         .name("notification".into())
         .spawn(move || {
-            let shown = notify_rust::Notification::new()
-                .appname("Countersign")
-                .summary(&title)
+            let mut notification = notify_rust::Notification::new();
+            notification.appname("Countersign").summary(&title);
+            if let Some(body) = &body {
                 // Servers may read the body as markup: a reason is plain text.
-                .body(&escape_markup(&body))
-                .action("default", "Open")
-                .show();
-            match shown {
+                notification.body(&escape_markup(body));
+            }
+            match notification.action("default", "Open").show() {
                 Ok(handle) => handle.wait_for_action(|action| {
                     if action == "default" {
                         crate::tray::show_main(&app);
-                        emit(&app, OPEN_ITEM, OpenItem { id });
+                        on_open(&app);
                     }
                 }),
                 Err(error) => tracing::warn!(error = %error, "cannot show a notification"),

@@ -8,6 +8,7 @@ use countersign_core::services::GmailConnect;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
+use crate::dialog::{chosen_path, Chooser};
 use crate::error::{UiError, UiErrorCode};
 use crate::state::AppState;
 
@@ -46,26 +47,13 @@ pub async fn pick_client_secret(app: AppHandle) -> Result<Option<String>, UiErro
     if let Some(path) = std::env::var_os(TEST_CLIENT_SECRET_ENV) {
         return Ok(Some(path.to_string_lossy().into_owned()));
     }
-    let (chosen, answer) = tokio::sync::oneshot::channel();
-    app.dialog()
+    let dialog = app
+        .dialog()
         .file()
         .set_title("The client_secret.json of your Google Cloud OAuth client")
-        .add_filter("OAuth client (JSON)", &["json"])
-        .pick_file(move |path| {
-            if chosen.send(path).is_err() {
-                tracing::debug!("the file dialog answered after its command was cancelled");
-            }
-        });
-    let Some(path) = answer.await.ok().flatten() else {
-        return Ok(None);
-    };
-    let path = path.into_path().map_err(|e| {
-        UiError::new(
-            UiErrorCode::Internal,
-            format!("cannot use the file chosen: {e}"),
-        )
-    })?;
-    Ok(Some(path.display().to_string()))
+        .add_filter("OAuth client (JSON)", &["json"]);
+    let path = chosen_path(dialog, Chooser::Open, "cannot use the file chosen").await?;
+    Ok(path.map(|path| path.display().to_string()))
 }
 
 /// Whether this build offers the demo (the `demo` feature).

@@ -147,14 +147,24 @@ pub(crate) enum Body {
 }
 
 impl Call {
-    pub fn get(method: Method, path: impl Into<String>) -> Self {
+    /// A call of `method` as `http` to `path`, with no query and no body yet.
+    pub fn new(method: Method, http: reqwest::Method, path: impl Into<String>) -> Self {
         Call {
             method,
-            http: reqwest::Method::GET,
+            http,
             path: path.into(),
             query: Vec::new(),
             body: None,
         }
+    }
+
+    pub fn get(method: Method, path: impl Into<String>) -> Self {
+        Call::new(method, reqwest::Method::GET, path)
+    }
+
+    pub fn body(mut self, body: Body) -> Self {
+        self.body = Some(body);
+        self
     }
 
     pub fn query(mut self, name: &'static str, value: impl Into<String>) -> Self {

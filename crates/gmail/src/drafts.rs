@@ -141,13 +141,7 @@ impl GmailClient {
     ) -> Result<DraftRef> {
         let path = format!("/drafts/{}", segment(draft_id));
         let body = self.message_body(draft_id, raw, thread_id)?;
-        let call = Call {
-            method: Method::DraftsUpdate,
-            http: reqwest::Method::PUT,
-            path,
-            query: Vec::new(),
-            body: Some(body),
-        };
+        let call = Call::new(Method::DraftsUpdate, reqwest::Method::PUT, path).body(body);
         let draft: wire::Draft = self.execute(&call).await?;
         draft_ref(draft)
     }
@@ -165,13 +159,7 @@ impl GmailClient {
         thread_id: Option<&str>,
     ) -> Result<SentMessage> {
         let body = self.message_body(draft_id, raw, thread_id)?;
-        let call = Call {
-            method: Method::DraftsSend,
-            http: reqwest::Method::POST,
-            path: "/drafts/send".into(),
-            query: Vec::new(),
-            body: Some(body),
-        };
+        let call = Call::new(Method::DraftsSend, reqwest::Method::POST, "/drafts/send").body(body);
         let message: wire::Message = self.execute(&call).await?;
         Ok(SentMessage {
             id: message.id,
@@ -182,13 +170,11 @@ impl GmailClient {
 
     /// Delete a draft for good (`drafts.delete`, 10 units). Never retried here.
     pub async fn delete_draft(&self, draft_id: &str) -> Result<()> {
-        let call = Call {
-            method: Method::DraftsDelete,
-            http: reqwest::Method::DELETE,
-            path: format!("/drafts/{}", segment(draft_id)),
-            query: Vec::new(),
-            body: None,
-        };
+        let call = Call::new(
+            Method::DraftsDelete,
+            reqwest::Method::DELETE,
+            format!("/drafts/{}", segment(draft_id)),
+        );
         self.execute_raw(&call).await.map(|_| ())
     }
 }

@@ -1,7 +1,8 @@
 //! The JSON muster sends, exactly as the contract (`docs/muster.md`) writes it, and its
 //! conversion into this crate's public types. Fields the contract always sends are required;
-//! fields it sends as "… or null" may also be missing. Unknown states are refused with a
-//! [`Error::BadResponse`] naming the field, rather than guessed.
+//! fields it sends as "… or null" may also be missing (serde reads a missing `Option` as
+//! `None`; one read through `deserialize_with` needs `default` for that). Unknown states are
+//! refused with a [`Error::BadResponse`] naming the field, rather than guessed.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,11 +14,8 @@ use crate::routes::{Route, RouteState};
 /// `{"error": "…", "code": "…", "draft": {…}}`: every error answer (most have only `error`).
 #[derive(Debug, Deserialize)]
 pub(crate) struct ErrorBody {
-    #[serde(default)]
     pub error: Option<String>,
-    #[serde(default)]
     pub code: Option<String>,
-    #[serde(default)]
     pub draft: Option<Draft>,
 }
 
@@ -25,7 +23,6 @@ pub(crate) struct ErrorBody {
 #[derive(Debug, Deserialize)]
 pub(crate) struct Decided {
     pub draft: Draft,
-    #[serde(default)]
     pub note: Option<String>,
 }
 
@@ -54,14 +51,12 @@ pub(crate) struct Draft {
     pub message_id: String,
     pub state: String,
     pub check_state: String,
-    #[serde(default)]
     pub check_detail: Option<String>,
     pub text: String,
     pub in_reply_to: DraftInReplyTo,
     #[serde(default, deserialize_with = "optional_id")]
     pub redraft_of: Option<String>,
     pub redraft_number: u32,
-    #[serde(default)]
     pub result: Option<DraftResult>,
     pub created_at: String,
     pub updated_at: String,
@@ -72,18 +67,14 @@ pub(crate) struct Draft {
 pub(crate) struct DraftInReplyTo {
     pub from: String,
     pub subject: String,
-    #[serde(default)]
     pub snippet: Option<String>,
-    #[serde(default)]
     pub received_at: Option<String>,
-    #[serde(default)]
     pub text: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct DraftResult {
     pub ok: bool,
-    #[serde(default)]
     pub detail: Option<String>,
 }
 
@@ -96,12 +87,10 @@ pub(crate) struct WireRoute {
     pub message_id: String,
     pub session: String,
     pub state: String,
-    #[serde(default)]
     pub routed_via: Option<String>,
     #[serde(default, deserialize_with = "optional_id")]
     pub redraft_of: Option<String>,
     pub redraft_count: u32,
-    #[serde(default)]
     pub reason: Option<String>,
     pub created_at: String,
     pub updated_at: String,

@@ -11,13 +11,14 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post, put};
+use axum::routing::{delete, get, post, put, MethodRouter};
 use axum::{Json, Router};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::rest::{decode_raw, encode_raw};
-use super::state::FailFault;
+use super::state::{FailFault, State as GmailState};
 use super::Shared;
 
 pub(crate) fn routes() -> Router<Arc<Shared>> {
@@ -32,21 +33,45 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/_control/sends", get(sends))
         .route("/_control/sends/{draft_id}", get(sends_of))
         .route("/_control/requests", get(requests).delete(clear_requests))
-        .route("/_control/faults/fail", post(fail))
+        .route("/_control/faults/fail", change(fail))
         .route("/_control/faults/delay", post(delay_fault))
-        .route("/_control/faults/drop", post(drop_fault))
+        .route(
+            "/_control/faults/drop",
+            change(|s, body: DropBody| {
+                s.drop.insert(body.method, body.times);
+            }),
+        )
         .route("/_control/faults", delete(clear_faults))
         .route("/_control/offline", post(offline))
-        .route("/_control/oauth/revoke", post(revoke))
-        .route("/_control/oauth/expire", post(expire_tokens))
+        .route("/_control/oauth/revoke", act(GmailState::revoke_all))
+        .route(
+            "/_control/oauth/expire",
+            act(GmailState::expire_access_tokens),
+        )
         .route("/_control/oauth/tokens", post(issue_tokens))
         .route("/_control/oauth/grant-scopes", post(grant_scopes))
-        .route("/_control/history/expire", post(expire_history))
-        .route("/_control/history/deletions", post(history_deletions))
-        .route("/_control/oauth/refresh-lifetime", post(refresh_lifetime))
-        .route("/_control/oauth/consent-error", post(consent_error))
+        .route("/_control/history/expire", act(GmailState::expire_history))
+        .route(
+            "/_control/history/deletions",
+            change(|s, body: ReportsBody| s.history_reports_deletions = body.reports),
+        )
+        .route(
+            "/_control/oauth/refresh-lifetime",
+            change(|s, body: LifetimeBody| {
+                s.refresh_token_lifetime = body
+                    .seconds
+                    .map(|seconds| Duration::from_secs_f64(seconds.clamp(0.0, 1e9)));
+            }),
+        )
+        .route(
+            "/_control/oauth/consent-error",
+            change(|s, body: ConsentErrorBody| s.consent_error = body.error),
+        )
         .route("/_control/drafts/{id}/send", post(send_in_gmail))
-        .route("/_control/quota", post(quota))
+        .route(
+            "/_control/quota",
+            change(|s, body: QuotaBody| s.set_quota(body.units_per_minute)),
+        )
         .route("/_control/state", get(state))
 }
 
@@ -67,6 +92,28 @@ impl RawBody {
             (None, None) => Err("give raw (base64url) or rawText"),
         }
     }
+}
+
+/// A `POST` that changes the fake's state with its JSON body; answers 204. Most knobs and
+/// fault switches are one such change.
+fn change<B>(apply: fn(&mut GmailState, B)) -> MethodRouter<Arc<Shared>>
+where
+    B: DeserializeOwned + Send + 'static,
+{
+    post(
+        move |State(sh): State<Arc<Shared>>, Json(body): Json<B>| async move {
+            apply(&mut sh.lock(), body);
+            StatusCode::NO_CONTENT
+        },
+    )
+}
+
+/// A `POST` with no body that runs one action on the fake's state; answers 204.
+fn act(apply: fn(&mut GmailState)) -> MethodRouter<Arc<Shared>> {
+    post(move |State(sh): State<Arc<Shared>>| async move {
+        apply(&mut sh.lock());
+        StatusCode::NO_CONTENT
+    })
 }
 
 fn bad(message: &str) -> Response {
@@ -194,8 +241,8 @@ fn one() -> u32 {
     1
 }
 
-async fn fail(State(sh): State<Arc<Shared>>, Json(body): Json<FailBody>) -> Response {
-    sh.lock().fail.insert(
+fn fail(s: &mut GmailState, body: FailBody) {
+    s.fail.insert(
         body.method,
         FailFault {
             remaining: body.times,
@@ -205,7 +252,6 @@ async fn fail(State(sh): State<Arc<Shared>>, Json(body): Json<FailBody>) -> Resp
             retry_after: body.retry_after_ms.map(Duration::from_millis),
         },
     );
-    StatusCode::NO_CONTENT.into_response()
 }
 
 #[derive(Deserialize)]
@@ -226,11 +272,6 @@ struct DropBody {
     method: String,
     #[serde(default = "one")]
     times: u32,
-}
-
-async fn drop_fault(State(sh): State<Arc<Shared>>, Json(body): Json<DropBody>) -> Response {
-    sh.lock().drop.insert(body.method, body.times);
-    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn clear_faults(State(sh): State<Arc<Shared>>) -> Response {
@@ -258,16 +299,6 @@ async fn offline(State(sh): State<Arc<Shared>>, Json(body): Json<OfflineBody>) -
     StatusCode::ACCEPTED.into_response()
 }
 
-async fn revoke(State(sh): State<Arc<Shared>>) -> Response {
-    sh.lock().revoke_all();
-    StatusCode::NO_CONTENT.into_response()
-}
-
-async fn expire_tokens(State(sh): State<Arc<Shared>>) -> Response {
-    sh.lock().expire_access_tokens();
-    StatusCode::NO_CONTENT.into_response()
-}
-
 #[derive(Deserialize)]
 struct ScopesBody {
     scopes: Option<Vec<String>>,
@@ -286,20 +317,10 @@ async fn grant_scopes(State(sh): State<Arc<Shared>>, Json(body): Json<ScopesBody
     StatusCode::NO_CONTENT.into_response()
 }
 
-async fn expire_history(State(sh): State<Arc<Shared>>) -> Response {
-    sh.lock().expire_history();
-    StatusCode::NO_CONTENT.into_response()
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct QuotaBody {
     units_per_minute: u32,
-}
-
-async fn quota(State(sh): State<Arc<Shared>>, Json(body): Json<QuotaBody>) -> Response {
-    sh.lock().set_quota(body.units_per_minute);
-    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn state(State(sh): State<Arc<Shared>>) -> Response {
@@ -320,42 +341,16 @@ struct ReportsBody {
     reports: bool,
 }
 
-async fn history_deletions(
-    State(sh): State<Arc<Shared>>,
-    Json(body): Json<ReportsBody>,
-) -> Response {
-    sh.lock().history_reports_deletions = body.reports;
-    StatusCode::NO_CONTENT.into_response()
-}
-
 #[derive(Deserialize)]
 struct LifetimeBody {
     /// `null`: refresh tokens live until revoked.
     seconds: Option<f64>,
 }
 
-async fn refresh_lifetime(
-    State(sh): State<Arc<Shared>>,
-    Json(body): Json<LifetimeBody>,
-) -> Response {
-    sh.lock().refresh_token_lifetime = body
-        .seconds
-        .map(|s| Duration::from_secs_f64(s.clamp(0.0, 1e9)));
-    StatusCode::NO_CONTENT.into_response()
-}
-
 #[derive(Deserialize)]
 struct ConsentErrorBody {
     /// `null`: the consent page approves again.
     error: Option<String>,
-}
-
-async fn consent_error(
-    State(sh): State<Arc<Shared>>,
-    Json(body): Json<ConsentErrorBody>,
-) -> Response {
-    sh.lock().consent_error = body.error;
-    StatusCode::NO_CONTENT.into_response()
 }
 
 /// The owner presses Send on the draft in Gmail itself.

@@ -2,15 +2,16 @@
 //! (discovery document `gmail/v1/gmail-api.json`: `Draft`, `Message`, `ListDraftsResponse`,
 //! `ListMessagesResponse`, `ListHistoryResponse`, `Profile`).
 //!
-//! Every call goes through [`run`]: log, bearer token, user id, scope, injected failure,
+//! Every call goes through [`Call::run`]: log, bearer token, user id, scope, injected failure,
 //! quota; then the change; then an injected delay of the answer; then, if asked, the connection
 //! is dropped although the change is committed.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -134,44 +135,74 @@ enum Answer {
     Empty,
 }
 
-async fn run(
-    shared: &Shared,
-    spec: &MethodSpec,
-    req: &Req,
-    user: &str,
-    body: impl FnOnce(&mut Mailbox) -> Result<Answer, ApiError>,
-) -> Response {
-    let (delay, outcome, dropped) = {
-        let mut s = shared.lock();
-        s.log.push(super::state::LoggedRequest {
-            method: spec.name.to_owned(),
-            http_method: req.http_method.clone(),
-            path: req.path.clone(),
-            query: req.logged_query(),
-            at: chrono::Utc::now(),
-        });
-        let delay = s.take_delay(spec.name);
-        let outcome = match admit(&mut s, spec, req, user) {
-            Ok(()) => body(&mut s),
-            Err(e) => Err(e),
+/// One call of a Gmail method: the fake, the `{user}` and (for a method on one resource) the
+/// `{id}` of the path, and the request. Every handler takes one and answers through
+/// [`Call::run`].
+pub(crate) struct Call {
+    shared: Arc<Shared>,
+    user: String,
+    /// Empty for a method on a collection.
+    id: String,
+    req: Req,
+}
+
+impl FromRequestParts<Arc<Shared>> for Call {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Response> {
+        let Path(mut path) = Path::<HashMap<String, String>>::from_request_parts(parts, shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Ok(req) = Req::from_request_parts(parts, shared).await;
+        Ok(Call {
+            shared: Arc::clone(shared),
+            user: path.remove("user").unwrap_or_default(),
+            id: path.remove("id").unwrap_or_default(),
+            req,
+        })
+    }
+}
+
+impl Call {
+    /// Runs the method `spec` (see the module header); `body` makes its change and answer.
+    async fn run(
+        &self,
+        spec: &MethodSpec,
+        body: impl FnOnce(&mut Mailbox, &Req) -> Result<Answer, ApiError>,
+    ) -> Response {
+        let req = &self.req;
+        let (delay, outcome, dropped) = {
+            let mut s = self.shared.lock();
+            s.log.push(super::state::LoggedRequest {
+                method: spec.name.to_owned(),
+                http_method: req.http_method.clone(),
+                path: req.path.clone(),
+                query: req.logged_query(),
+                at: chrono::Utc::now(),
+            });
+            let delay = s.take_delay(spec.name);
+            let outcome = match admit(&mut s, spec, req, &self.user) {
+                Ok(()) => body(&mut s, req),
+                Err(e) => Err(e),
+            };
+            let dropped = outcome.is_ok() && s.take_drop(spec.name);
+            (delay, outcome, dropped)
         };
-        let dropped = outcome.is_ok() && s.take_drop(spec.name);
-        (delay, outcome, dropped)
-    };
-    // The change is made before the delay, as at Google: a client that gives up waiting does
-    // not undo what the server already did.
-    if let Some(delay) = delay {
-        tokio::time::sleep(delay).await;
+        // The change is made before the delay, as at Google: a client that gives up waiting does
+        // not undo what the server already did.
+        if let Some(delay) = delay {
+            tokio::time::sleep(delay).await;
+        }
+        let mut response = match outcome {
+            Ok(Answer::Json(v)) => Json(v).into_response(),
+            Ok(Answer::Empty) => StatusCode::NO_CONTENT.into_response(),
+            Err(e) => e.into_response(),
+        };
+        if dropped {
+            response.extensions_mut().insert(DropConnection);
+        }
+        response
     }
-    let mut response = match outcome {
-        Ok(Answer::Json(v)) => Json(v).into_response(),
-        Ok(Answer::Empty) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => e.into_response(),
-    };
-    if dropped {
-        response.extensions_mut().insert(DropConnection);
-    }
-    response
 }
 
 /// Authentication, user, scope, injected failure and quota, in Google's order.
@@ -250,12 +281,22 @@ pub(crate) fn encode_raw(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE.encode(bytes)
 }
 
-fn required_raw(message: &Option<MessageBody>) -> Result<Vec<u8>, ApiError> {
+/// The message of a `drafts.create` or `drafts.update` body: its raw bytes (required) and the
+/// thread it names.
+fn draft_message(body: &[u8]) -> Result<(Vec<u8>, Option<String>), ApiError> {
+    let body: DraftBody = parse_body(body)?;
+    let message = body.message.unwrap_or_default();
     let raw = message
-        .as_ref()
-        .and_then(|m| m.raw.as_deref())
+        .raw
         .ok_or_else(|| ApiError::invalid("Missing draft message"))?;
-    decode_raw(raw).ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))
+    let raw = decode_raw(&raw).ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))?;
+    Ok((raw, message.thread_id))
+}
+
+/// A `Draft` resource as `drafts.create` and `drafts.update` answer it: the id and the
+/// message's ids and labels.
+fn draft_resource(id: &str, m: &StoredMessage) -> Answer {
+    Answer::Json(json!({"id": id, "message": message_labels(m)}))
 }
 
 fn message_ref(m: &StoredMessage) -> Value {
@@ -283,14 +324,10 @@ fn page(req: &Req, total: usize) -> Result<(usize, usize), ApiError> {
     Ok((start.min(total), max))
 }
 
-async fn drafts_list(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::DRAFTS_LIST, &req, &user, |s| {
+async fn drafts_list(call: Call) -> Response {
+    call.run(&scopes::DRAFTS_LIST, |s, req| {
         let all = s.drafts_newest_first();
-        let (start, max) = page(&req, all.len())?;
+        let (start, max) = page(req, all.len())?;
         let end = (start + max).min(all.len());
         let drafts: Vec<Value> = all[start..end]
             .iter()
@@ -308,13 +345,9 @@ async fn drafts_list(
     .await
 }
 
-async fn drafts_get(
-    State(sh): State<Arc<Shared>>,
-    Path((user, id)): Path<(String, String)>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::DRAFTS_GET, &req, &user, |s| {
-        let draft = s.drafts.get(&id).ok_or_else(ApiError::not_found)?;
+async fn drafts_get(call: Call) -> Response {
+    call.run(&scopes::DRAFTS_GET, |s, req| {
+        let draft = s.drafts.get(&call.id).ok_or_else(ApiError::not_found)?;
         let m = s
             .messages
             .get(&draft.message_id)
@@ -325,69 +358,42 @@ async fn drafts_get(
         } else {
             message_json(m, &format, &req.params("metadataHeaders"))?
         };
-        Ok(Answer::Json(json!({"id": id, "message": message})))
+        Ok(Answer::Json(json!({"id": call.id, "message": message})))
     })
     .await
 }
 
-async fn drafts_create(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-    body: Bytes,
-) -> Response {
-    run(&sh, &scopes::DRAFTS_CREATE, &req, &user, |s| {
-        let body: DraftBody = parse_body(&body)?;
-        let raw = required_raw(&body.message)?;
-        let thread = body.message.and_then(|m| m.thread_id);
+async fn drafts_create(call: Call, body: Bytes) -> Response {
+    call.run(&scopes::DRAFTS_CREATE, |s, _| {
+        let (raw, thread) = draft_message(&body)?;
         let (id, m) = s.create_draft(raw, thread);
-        Ok(Answer::Json(
-            json!({"id": id, "message": message_labels(&m)}),
-        ))
+        Ok(draft_resource(&id, &m))
     })
     .await
 }
 
-async fn drafts_update(
-    State(sh): State<Arc<Shared>>,
-    Path((user, id)): Path<(String, String)>,
-    req: Req,
-    body: Bytes,
-) -> Response {
-    run(&sh, &scopes::DRAFTS_UPDATE, &req, &user, |s| {
+async fn drafts_update(call: Call, body: Bytes) -> Response {
+    call.run(&scopes::DRAFTS_UPDATE, |s, _| {
         if body.len() > s.json_body_limit {
             return Err(ApiError::payload_too_large(s.json_body_limit));
         }
-        let body: DraftBody = parse_body(&body)?;
-        let raw = required_raw(&body.message)?;
-        let thread = body.message.and_then(|m| m.thread_id);
-        let m = s.update_draft(&id, raw, thread)?;
-        Ok(Answer::Json(
-            json!({"id": id, "message": message_labels(&m)}),
-        ))
+        let (raw, thread) = draft_message(&body)?;
+        let m = s.update_draft(&call.id, raw, thread)?;
+        Ok(draft_resource(&call.id, &m))
     })
     .await
 }
 
-async fn drafts_delete(
-    State(sh): State<Arc<Shared>>,
-    Path((user, id)): Path<(String, String)>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::DRAFTS_DELETE, &req, &user, |s| {
-        s.delete_draft(&id)?;
+async fn drafts_delete(call: Call) -> Response {
+    call.run(&scopes::DRAFTS_DELETE, |s, _| {
+        s.delete_draft(&call.id)?;
         Ok(Answer::Empty)
     })
     .await
 }
 
-async fn drafts_send(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-    body: Bytes,
-) -> Response {
-    run(&sh, &scopes::DRAFTS_SEND, &req, &user, |s| {
+async fn drafts_send(call: Call, body: Bytes) -> Response {
+    call.run(&scopes::DRAFTS_SEND, |s, _| {
         if body.len() > s.json_body_limit {
             return Err(ApiError::payload_too_large(s.json_body_limit));
         }
@@ -408,15 +414,9 @@ async fn drafts_send(
 /// `multipart/related` body of the Draft resource (JSON) and the message (`message/rfc822`),
 /// as Google's upload guide describes
 /// (<https://developers.google.com/gmail/api/guides/uploads#multipart>).
-async fn drafts_send_upload(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-    headers: axum::http::HeaderMap,
-    body: Bytes,
-) -> Response {
-    run(&sh, &scopes::DRAFTS_SEND, &req, &user, |s| {
-        let (draft, media) = upload_parts(&req, &headers, &body)?;
+async fn drafts_send_upload(call: Call, headers: axum::http::HeaderMap, body: Bytes) -> Response {
+    call.run(&scopes::DRAFTS_SEND, |s, req| {
+        let (draft, media) = upload_parts(req, &headers, &body)?;
         send(s, draft, Some(media))
     })
     .await
@@ -424,20 +424,12 @@ async fn drafts_send_upload(
 
 /// `PUT /upload/gmail/v1/users/{userId}/drafts/{id}?uploadType=multipart`: drafts.update with
 /// the message as media, like [`drafts_send_upload`].
-async fn drafts_update_upload(
-    State(sh): State<Arc<Shared>>,
-    Path((user, id)): Path<(String, String)>,
-    req: Req,
-    headers: axum::http::HeaderMap,
-    body: Bytes,
-) -> Response {
-    run(&sh, &scopes::DRAFTS_UPDATE, &req, &user, |s| {
-        let (draft, media) = upload_parts(&req, &headers, &body)?;
+async fn drafts_update_upload(call: Call, headers: axum::http::HeaderMap, body: Bytes) -> Response {
+    call.run(&scopes::DRAFTS_UPDATE, |s, req| {
+        let (draft, media) = upload_parts(req, &headers, &body)?;
         let thread = draft.message.and_then(|m| m.thread_id);
-        let m = s.update_draft(&id, media, thread)?;
-        Ok(Answer::Json(
-            json!({"id": id, "message": message_labels(&m)}),
-        ))
+        let m = s.update_draft(&call.id, media, thread)?;
+        Ok(draft_resource(&call.id, &m))
     })
     .await
 }

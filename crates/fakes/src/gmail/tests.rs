@@ -32,6 +32,18 @@ async fn get(fake: &FakeGmail, token: &str, path: &str) -> (u16, Value) {
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
+/// The JSON a `GET /_control/{path}` answers.
+async fn control_get(fake: &FakeGmail, path: &str) -> Value {
+    http()
+        .get(format!("{}/_control/{path}", fake.base_url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 fn raw(message_id: &str) -> Vec<u8> {
     format!("From: owner@example.com\r\nTo: a@example.org\r\nSubject: x\r\nMessage-ID: {message_id}\r\n\r\nhello\r\n").into_bytes()
 }
@@ -331,26 +343,12 @@ async fn drafts_get_a_new_message_id_on_update_and_vanish_when_sent() {
     )
     .await;
     assert_eq!(found["messages"][0]["id"], sent["id"]);
-    let listed: Value = http()
-        .get(format!("{}/_control/sent", fake.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = control_get(&fake, "sent").await;
     assert_eq!(
         listed[0]["rawText"],
         String::from_utf8(raw("<sent@x>")).unwrap()
     );
-    let count: Value = http()
-        .get(format!("{}/_control/sends/{id}", fake.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let count = control_get(&fake, &format!("sends/{id}")).await;
     assert_eq!(count["count"], 1);
 }
 
@@ -372,14 +370,7 @@ async fn an_injected_failure_answers_googles_body_for_that_status() {
         200,
         "only once"
     );
-    let log: Value = http()
-        .get(format!("{}/_control/requests", fake.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let log = control_get(&fake, "requests").await;
     assert_eq!(
         log.as_array()
             .unwrap()
@@ -388,6 +379,39 @@ async fn an_injected_failure_answers_googles_body_for_that_status() {
             .count(),
         2
     );
+}
+
+#[tokio::test]
+async fn the_control_routes_change_what_they_name_and_refuse_a_bad_body() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let control = |path: &str, body: Value| {
+        http()
+            .post(format!("{}/_control/{path}", fake.base_url()))
+            .json(&body)
+            .send()
+    };
+
+    let set = control("quota", json!({"unitsPerMinute": 600}))
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 204);
+    assert_eq!(
+        control_get(&fake, "state").await["quotaUnitsPerMinute"],
+        600
+    );
+    let refused = control("quota", json!({"units": 1})).await.unwrap();
+    assert!(refused.status().is_client_error(), "{}", refused.status());
+    assert_eq!(
+        control_get(&fake, "state").await["quotaUnitsPerMinute"],
+        600,
+        "unchanged"
+    );
+
+    assert_eq!(get(&fake, &tokens.access_token, "/profile").await.0, 200);
+    let revoked = control("oauth/revoke", Value::Null).await.unwrap();
+    assert_eq!(revoked.status(), 204);
+    assert_eq!(get(&fake, &tokens.access_token, "/profile").await.0, 401);
 }
 
 #[tokio::test]

@@ -33,28 +33,29 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, post};
+use axum::routing::{delete, post, MethodRouter};
 use axum::{Json, Router};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::faults::FaultAction;
-use super::state::{ApiError, CheckVerdict};
+use super::state::{ApiError, ApiResult, CheckVerdict, Store};
 use super::Shared;
 
 pub(crate) fn router() -> Router<Arc<Shared>> {
     Router::new()
         .route("/_control/plugins", post(create_plugin))
         .route("/_control/messages", post(relay_message))
-        .route("/_control/routes/{id}/drafts", post(file_draft))
+        .route("/_control/routes/{id}/drafts", draft_route(file_draft))
         .route("/_control/routes/{id}/timeout", post(time_out_route))
-        .route("/_control/drafts/{id}/check", post(record_check))
+        .route("/_control/drafts/{id}/check", draft_route(record_check))
         .route("/_control/drafts/{id}/claim", post(claim))
-        .route("/_control/drafts/{id}/result", post(report_result))
+        .route("/_control/drafts/{id}/result", draft_route(report_result))
         .route("/_control/sessions/expire", post(expire_sessions))
         .route(
             "/_control/messages/{id}/chief-draft",
-            post(file_chief_draft),
+            draft_route(file_chief_draft),
         )
         .route("/_control/sign-ins", axum::routing::get(sign_ins))
         .route("/_control/wire", post(set_wire_style))
@@ -77,6 +78,20 @@ fn answer<T: serde::Serialize>(result: Result<T, ApiError>) -> Response {
 /// A control call's answer that is one draft: `{"draft": …}`.
 fn draft_answer<T: serde::Serialize>(draft: Result<T, ApiError>) -> Response {
     answer(draft.map(|draft| json!({ "draft": draft })))
+}
+
+/// A `POST` on one id (a route's, a draft's or a message's) with a JSON body, answered with
+/// the draft it files or changes: `change` gets the store, the id and the body.
+fn draft_route<B, T>(change: fn(&mut Store, &str, B) -> ApiResult<T>) -> MethodRouter<Arc<Shared>>
+where
+    B: DeserializeOwned + Send + 'static,
+    T: serde::Serialize + 'static,
+{
+    post(
+        move |State(shared): State<Arc<Shared>>, Path(id): Path<String>, Json(body): Json<B>| {
+            std::future::ready(draft_answer(change(&mut shared.store(), &id, body)))
+        },
+    )
 }
 
 #[derive(Deserialize)]
@@ -128,17 +143,9 @@ struct NewDraft {
     text: String,
 }
 
-async fn file_draft(
-    State(shared): State<Arc<Shared>>,
-    Path(route): Path<String>,
-    Json(body): Json<NewDraft>,
-) -> Response {
-    let mut store = shared.store();
-    draft_answer(
-        store
-            .file_draft(&route, &body.text)
-            .and_then(|id| store.get_draft(&id)),
-    )
+fn file_draft(store: &mut Store, route: &str, body: NewDraft) -> ApiResult<Value> {
+    let id = store.file_draft(route, &body.text)?;
+    store.get_draft(&id)
 }
 
 async fn time_out_route(State(shared): State<Arc<Shared>>, Path(route): Path<String>) -> Response {
@@ -151,21 +158,13 @@ struct Verdict {
     detail: Option<String>,
 }
 
-async fn record_check(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    Json(body): Json<Verdict>,
-) -> Response {
+fn record_check(store: &mut Store, id: &str, body: Verdict) -> ApiResult<Value> {
     let verdict = match body.verdict.as_str() {
         "sendable" => CheckVerdict::Sendable,
         "refused" => CheckVerdict::Refused,
-        _ => return ApiError::new(400, "verdict must be sendable or refused").into_response(),
+        _ => return Err(ApiError::new(400, "verdict must be sendable or refused")),
     };
-    draft_answer(
-        shared
-            .store()
-            .record_check(&id, verdict, body.detail.as_deref()),
-    )
+    store.record_check(id, verdict, body.detail.as_deref())
 }
 
 async fn claim(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
@@ -178,24 +177,12 @@ struct SendResult {
     detail: Option<String>,
 }
 
-async fn report_result(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    Json(body): Json<SendResult>,
-) -> Response {
-    draft_answer(
-        shared
-            .store()
-            .report_result(&id, body.ok, body.detail.as_deref()),
-    )
+fn report_result(store: &mut Store, id: &str, body: SendResult) -> ApiResult<Value> {
+    store.report_result(id, body.ok, body.detail.as_deref())
 }
 
-async fn file_chief_draft(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    Json(body): Json<ChiefDraft>,
-) -> Response {
-    draft_answer(shared.store().file_chief_draft(&id, &body.text))
+fn file_chief_draft(store: &mut Store, message: &str, body: ChiefDraft) -> ApiResult<String> {
+    store.file_chief_draft(message, &body.text)
 }
 
 #[derive(Deserialize)]
@@ -232,13 +219,20 @@ async fn expire_sessions(State(shared): State<Arc<Shared>>) -> Response {
     Json(json!({})).into_response()
 }
 
+/// Which requests a fault hits (`method` `*`: any), and how many of them (default 1).
 #[derive(Deserialize)]
-struct NewFault {
+struct FaultTarget {
     #[serde(default = "any_method")]
     method: String,
     path: String,
     #[serde(default = "once")]
     times: u32,
+}
+
+#[derive(Deserialize)]
+struct NewFault {
+    #[serde(flatten)]
+    target: FaultTarget,
     action: String,
     status: Option<u16>,
     millis: Option<u64>,
@@ -269,50 +263,50 @@ async fn arm_fault(State(shared): State<Arc<Shared>>, Json(f): Json<NewFault>) -
             .into_response()
         }
     };
-    shared
-        .faults
-        .lock()
-        .expect("faults lock")
-        .arm(&f.method, &f.path, f.times, action);
-    Json(json!({})).into_response()
+    arm(&shared, &f.target, action)
 }
 
+/// A fault shaped like the fake Gmail's: the action is in the route.
 #[derive(Deserialize)]
 struct ShapedFault {
-    #[serde(default = "any_method")]
-    method: String,
-    path: String,
-    #[serde(default = "once")]
-    times: u32,
+    #[serde(flatten)]
+    target: FaultTarget,
     status: Option<u16>,
     ms: Option<u64>,
 }
 
-fn arm(shared: &Shared, f: &ShapedFault, action: FaultAction) -> Response {
-    shared
-        .faults
-        .lock()
-        .expect("faults lock")
-        .arm(&f.method, &f.path, f.times, action);
+fn arm(shared: &Shared, target: &FaultTarget, action: FaultAction) -> Response {
+    shared.faults.lock().expect("faults lock").arm(
+        &target.method,
+        &target.path,
+        target.times,
+        action,
+    );
     Json(json!({})).into_response()
 }
 
 async fn arm_fail(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
     match f.status {
-        Some(status) if (100..600).contains(&status) => arm(&shared, &f, FaultAction::Fail(status)),
+        Some(status) if (100..600).contains(&status) => {
+            arm(&shared, &f.target, FaultAction::Fail(status))
+        }
         _ => ApiError::new(400, "a fail fault needs a status").into_response(),
     }
 }
 
 async fn arm_delay(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
     match f.ms {
-        Some(ms) => arm(&shared, &f, FaultAction::Delay(Duration::from_millis(ms))),
+        Some(ms) => arm(
+            &shared,
+            &f.target,
+            FaultAction::Delay(Duration::from_millis(ms)),
+        ),
         None => ApiError::new(400, "a delay fault needs ms").into_response(),
     }
 }
 
 async fn arm_drop(State(shared): State<Arc<Shared>>, Json(f): Json<ShapedFault>) -> Response {
-    arm(&shared, &f, FaultAction::DropAfterCommit)
+    arm(&shared, &f.target, FaultAction::DropAfterCommit)
 }
 
 async fn clear_faults(State(shared): State<Arc<Shared>>) -> Response {

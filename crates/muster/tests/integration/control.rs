@@ -23,6 +23,18 @@ async fn control(base: &str, path: &str, body: Value) -> Value {
     response.json().await.unwrap()
 }
 
+/// The `support-desk` plugin relays a refund request to the `triage` session:
+/// `{"messageId", "routeId"}`.
+async fn relay_refund_request(base: &str) -> Value {
+    control(
+        base,
+        "messages",
+        json!({"plugin": "support-desk", "session": "triage", "from": "li@example.org",
+               "subject": "Refund", "snippet": "cracked jug"}),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn the_http_control_api_plays_plugin_and_session_through_a_checked_refused_send() {
     let fake = fake().await;
@@ -33,13 +45,7 @@ async fn the_http_control_api_plays_plugin_and_session_through_a_checked_refused
         json!({"name": "support-desk", "draftChecks": true}),
     )
     .await;
-    let relayed = control(
-        &base,
-        "messages",
-        json!({"plugin": "support-desk", "session": "triage", "from": "li@example.org",
-               "subject": "Refund", "snippet": "cracked jug"}),
-    )
-    .await;
+    let relayed = relay_refund_request(&base).await;
     let route = relayed["routeId"].as_str().unwrap();
     let message = relayed["messageId"].as_str().unwrap();
     let filed = control(
@@ -146,4 +152,39 @@ async fn the_http_control_api_arms_faults_expires_sessions_and_logs_without_cook
         .iter()
         .any(|r| r["hadSessionCookie"] == true));
     assert!(!text.contains("muster_session="));
+}
+
+#[tokio::test]
+async fn the_http_control_api_files_a_chief_draft_and_refuses_an_unknown_verdict() {
+    let fake = fake().await;
+    let base = fake.url();
+    control(&base, "plugins", json!({"name": "support-desk"})).await;
+    let relayed = relay_refund_request(&base).await;
+    let message = relayed["messageId"].as_str().unwrap();
+    let filed = control(
+        &base,
+        &format!("messages/{message}/chief-draft"),
+        json!({"text": "The chief answers."}),
+    )
+    .await;
+    // The chief-draft route answers with the new draft's id only.
+    let id = filed["draft"].as_str().unwrap().to_owned();
+    let draft = client(&fake).get_draft(&id).await.unwrap();
+    assert_eq!(
+        (draft.route_id, draft.text.as_str()),
+        (None, "The chief answers.")
+    );
+
+    let refused = reqwest::Client::new()
+        .post(format!("{base}/_control/drafts/{id}/check"))
+        .json(&json!({"verdict": "maybe"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.contains("verdict must be sendable or refused"),
+        "{text}"
+    );
 }

@@ -2,12 +2,8 @@
 
 use super::*;
 
-pub(super) async fn history_list(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::HISTORY_LIST, &req, &user, |s| {
+pub(super) async fn history_list(call: Call) -> Response {
+    call.run(&scopes::HISTORY_LIST, |s, req| {
         let start: u64 = req
             .param("startHistoryId")
             .ok_or_else(|| ApiError::invalid("Missing required field: startHistoryId"))?
@@ -46,7 +42,7 @@ pub(super) async fn history_list(
                 })
             })
             .collect();
-        let (from, max) = page(&req, events.len())?;
+        let (from, max) = page(req, events.len())?;
         let end = (from + max).min(events.len());
         let mut v = json!({"historyId": s.history_id.to_string()});
         if end > from {

@@ -101,12 +101,8 @@ pub(super) fn matches_query(m: &StoredMessage, q: &str) -> bool {
     })
 }
 
-pub(super) async fn messages_list(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::MESSAGES_LIST, &req, &user, |s| {
+pub(super) async fn messages_list(call: Call) -> Response {
+    call.run(&scopes::MESSAGES_LIST, |s, req| {
         let labels = req.params("labelIds");
         let q = req.param("q").unwrap_or_default();
         let spam_trash = req.param("includeSpamTrash") == Some("true");
@@ -117,7 +113,7 @@ pub(super) async fn messages_list(
             .filter(|m| labels.iter().all(|l| m.label_ids.iter().any(|x| x == l)))
             .filter(|m| matches_query(m, q))
             .collect();
-        let (start, max) = page(&req, found.len())?;
+        let (start, max) = page(req, found.len())?;
         let end = (start + max).min(found.len());
         let mut v = json!({"resultSizeEstimate": found.len()});
         if end > start {
@@ -134,13 +130,9 @@ pub(super) async fn messages_list(
     .await
 }
 
-pub(super) async fn messages_get(
-    State(sh): State<Arc<Shared>>,
-    Path((user, id)): Path<(String, String)>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::MESSAGES_GET, &req, &user, |s| {
-        let m = s.messages.get(&id).ok_or_else(ApiError::not_found)?;
+pub(super) async fn messages_get(call: Call) -> Response {
+    call.run(&scopes::MESSAGES_GET, |s, req| {
+        let m = s.messages.get(&call.id).ok_or_else(ApiError::not_found)?;
         let format = req.param("format").unwrap_or("full").to_ascii_lowercase();
         Ok(Answer::Json(message_json(
             m,

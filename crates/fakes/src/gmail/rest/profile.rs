@@ -2,12 +2,8 @@
 
 use super::*;
 
-pub(super) async fn profile(
-    State(sh): State<Arc<Shared>>,
-    Path(user): Path<String>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::GET_PROFILE, &req, &user, |s| {
+pub(super) async fn profile(call: Call) -> Response {
+    call.run(&scopes::GET_PROFILE, |s, _| {
         let threads: std::collections::HashSet<&String> =
             s.messages.values().map(|m| &m.thread_id).collect();
         Ok(Answer::Json(json!({

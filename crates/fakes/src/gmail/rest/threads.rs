@@ -5,20 +5,19 @@ use super::*;
 /// `threads.get`: the thread's messages oldest first, each as `messages.get` would give it in
 /// `format` (`full`, `metadata` or `minimal`; Google refuses `raw` for threads). A thread
 /// whose messages are all gone is "not found", as in Gmail.
-pub(super) async fn threads_get(
-    State(sh): State<Arc<Shared>>,
-    Path((user, id)): Path<(String, String)>,
-    req: Req,
-) -> Response {
-    run(&sh, &scopes::THREADS_GET, &req, &user, |s| {
+pub(super) async fn threads_get(call: Call) -> Response {
+    call.run(&scopes::THREADS_GET, |s, req| {
         let format = req.param("format").unwrap_or("full").to_ascii_lowercase();
         if !matches!(format.as_str(), "full" | "metadata" | "minimal") {
             return Err(ApiError::invalid(format!(
                 "Invalid value at 'format' ({format})"
             )));
         }
-        let mut in_thread: Vec<&StoredMessage> =
-            s.messages.values().filter(|m| m.thread_id == id).collect();
+        let mut in_thread: Vec<&StoredMessage> = s
+            .messages
+            .values()
+            .filter(|m| m.thread_id == call.id)
+            .collect();
         if in_thread.is_empty() {
             return Err(ApiError::not_found());
         }
@@ -36,7 +35,7 @@ pub(super) async fn threads_get(
             .collect::<Result<Vec<_>, _>>()?;
         let history_id = in_thread.iter().map(|m| m.history_id).max().unwrap_or(0);
         Ok(Answer::Json(json!({
-            "id": id,
+            "id": call.id,
             "snippet": mime::snippet(&in_thread[in_thread.len() - 1].raw),
             "historyId": history_id.to_string(),
             "messages": messages,

@@ -5,16 +5,27 @@
 //! rules forbid.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
 /// Where a review item comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Source {
     /// A draft in a Gmail account's Drafts.
     Gmail,
@@ -23,9 +34,21 @@ pub enum Source {
 }
 
 /// The state of a review item as the owner sees it (DESIGN §2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ItemState {
     /// Waiting for the owner.
     Pending,
@@ -48,9 +71,21 @@ pub enum ItemState {
 }
 
 /// The two decisions an owner can make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum DecisionKind {
     /// Send it (Gmail) or let the plugin send it (muster).
     Approve,
@@ -107,17 +142,7 @@ impl ItemState {
 
     /// The name stored in the mirror and shown in `--json` output.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ItemState::Pending => "pending",
-            ItemState::AwaitingCheck => "awaiting_check",
-            ItemState::Queued => "queued",
-            ItemState::Sending => "sending",
-            ItemState::Sent => "sent",
-            ItemState::Rejected => "rejected",
-            ItemState::SendFailed => "send_failed",
-            ItemState::Conflict => "conflict",
-            ItemState::Gone => "gone",
-        }
+        self.into()
     }
 
     /// Nothing more will happen to an item in this state.
@@ -220,65 +245,36 @@ impl fmt::Display for ItemState {
     }
 }
 
-impl FromStr for ItemState {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        ItemState::ALL
-            .into_iter()
-            .find(|state| state.as_str() == s)
-            .ok_or_else(|| Error::Corrupt(format!("unknown item state {s:?}")))
-    }
-}
-
 impl DecisionKind {
     /// The stored name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            DecisionKind::Approve => "approve",
-            DecisionKind::Reject => "reject",
-        }
-    }
-}
-
-impl FromStr for DecisionKind {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "approve" => Ok(DecisionKind::Approve),
-            "reject" => Ok(DecisionKind::Reject),
-            other => Err(Error::Corrupt(format!("unknown decision kind {other:?}"))),
-        }
+        self.into()
     }
 }
 
 impl Source {
     /// The stored name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Gmail => "gmail",
-            Source::Muster => "muster",
-        }
-    }
-}
-
-impl FromStr for Source {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "gmail" => Ok(Source::Gmail),
-            "muster" => Ok(Source::Muster),
-            other => Err(Error::Corrupt(format!("unknown source {other:?}"))),
-        }
+        self.into()
     }
 }
 
 /// Where a decision is in the outbox (DESIGN §3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum DecisionState {
     /// Written, waiting for its undo window to pass (or for the service to answer).
     Queued,
@@ -327,15 +323,7 @@ impl DecisionState {
 
     /// The stored name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            DecisionState::Queued => "queued",
-            DecisionState::Dispatching => "dispatching",
-            DecisionState::Done => "done",
-            DecisionState::Conflict => "conflict",
-            DecisionState::Failed => "failed",
-            DecisionState::Uncertain => "uncertain",
-            DecisionState::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
     /// Nothing more will happen to the decision.
@@ -393,19 +381,21 @@ impl fmt::Display for DecisionState {
     }
 }
 
-impl FromStr for DecisionState {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        DecisionState::ALL
-            .into_iter()
-            .find(|state| state.as_str() == s)
-            .ok_or_else(|| Error::Corrupt(format!("unknown decision state {s:?}")))
-    }
-}
-
 /// A muster route's state (stored as its snake_case name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    sqlx::Type,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
@@ -425,30 +415,7 @@ pub enum RouteState {
 impl RouteState {
     /// The stored (and muster) name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            RouteState::Relayed => "relayed",
-            RouteState::SendFailed => "send_failed",
-            RouteState::Redraft => "redraft",
-            RouteState::TimedOut => "timed_out",
-            RouteState::Fallback => "fallback",
-        }
-    }
-}
-
-impl FromStr for RouteState {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        [
-            RouteState::Relayed,
-            RouteState::SendFailed,
-            RouteState::Redraft,
-            RouteState::TimedOut,
-            RouteState::Fallback,
-        ]
-        .into_iter()
-        .find(|state| state.as_str() == s)
-        .ok_or_else(|| Error::Corrupt(format!("unknown route state {s:?}")))
+        self.into()
     }
 }
 
@@ -458,6 +425,42 @@ pub const MAX_ROUTE_REDRAFTS: u32 = 2;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mirror, the CLI's text and the JSON the UI reads must all use one name per value.
+    fn stored_name_is_the_serde_name<T>(values: &[T])
+    where
+        T: Copy + Serialize + std::str::FromStr + PartialEq + std::fmt::Debug + Into<&'static str>,
+    {
+        for &value in values {
+            let stored: &'static str = value.into();
+            assert_eq!(serde_json::to_value(value).unwrap(), stored, "{value:?}");
+            assert_eq!(stored.parse::<T>().ok(), Some(value), "{stored}");
+        }
+    }
+
+    #[test]
+    fn every_value_is_stored_under_its_serde_name_and_read_back() {
+        stored_name_is_the_serde_name(&ItemState::ALL);
+        stored_name_is_the_serde_name(&[DecisionKind::Approve, DecisionKind::Reject]);
+        stored_name_is_the_serde_name(&[Source::Gmail, Source::Muster]);
+        stored_name_is_the_serde_name(&[
+            DecisionState::Queued,
+            DecisionState::Dispatching,
+            DecisionState::Done,
+            DecisionState::Conflict,
+            DecisionState::Failed,
+            DecisionState::Uncertain,
+            DecisionState::Cancelled,
+        ]);
+        stored_name_is_the_serde_name(&[
+            RouteState::Relayed,
+            RouteState::SendFailed,
+            RouteState::Redraft,
+            RouteState::TimedOut,
+            RouteState::Fallback,
+        ]);
+        assert!("approved".parse::<DecisionKind>().is_err());
+    }
 
     #[test]
     fn approving_an_item_awaiting_its_check_is_refused_but_rejecting_is_allowed() {

@@ -10,9 +10,20 @@ use crate::domain::Source;
 use crate::error::{Error, Result};
 
 /// Where an account's secret (OAuth tokens, muster password) is kept. Never the secret itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum SecretStorage {
     /// The OS keyring (Secret Service, Keychain, Credential Manager).
     Keyring,
@@ -25,24 +36,7 @@ pub enum SecretStorage {
 impl SecretStorage {
     /// The stored name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            SecretStorage::Keyring => "keyring",
-            SecretStorage::File => "file",
-            SecretStorage::None => "none",
-        }
-    }
-}
-
-impl std::str::FromStr for SecretStorage {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "keyring" => Ok(SecretStorage::Keyring),
-            "file" => Ok(SecretStorage::File),
-            "none" => Ok(SecretStorage::None),
-            other => Err(Error::Corrupt(format!("unknown secret storage {other:?}"))),
-        }
+        self.into()
     }
 }
 

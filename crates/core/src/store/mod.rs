@@ -243,10 +243,17 @@ pub(crate) fn parse_opt_time(text: Option<String>) -> Result<Option<DateTime<Utc
     text.as_deref().map(parse_time).transpose()
 }
 
-pub(crate) fn parse_enum<T: FromStr<Err = Error>>(text: &str) -> Result<T> {
-    text.parse()
+/// A name stored in the mirror, read back as its enum; an unknown name means the mirror is not
+/// what this version wrote.
+pub(crate) fn parse_enum<T: FromStr>(text: &str) -> Result<T> {
+    text.parse().map_err(|_| {
+        let kind = std::any::type_name::<T>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("value");
+        Error::Corrupt(format!("unknown {kind} {text:?}"))
+    })
 }
-
 /// A row or version looked up by what the caller named must exist.
 pub(crate) trait Found<T> {
     /// `None` becomes [`Error::NotFound`] naming `what` and `id`.

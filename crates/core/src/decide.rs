@@ -96,18 +96,33 @@ async fn decide(
     window: UndoWindow,
     actor: &str,
 ) -> Result<Decision> {
-    let outcome = enqueue(store, shown, kind, reason, window, actor).await;
+    let undo_window = match window {
+        UndoWindow::FromSettings => {
+            Duration::seconds(i64::from(store.settings().await?.undo_window_secs))
+        }
+        UndoWindow::None => Duration::zero(),
+    };
+    let new = NewDecision {
+        item_id: shown.id,
+        kind,
+        reason,
+        version: shown.version.clone(),
+        digest: shown.digest.clone(),
+        undo_window,
+        actor: actor.to_string(),
+    };
+    let outcome = enqueue(store, new.clone()).await;
     if let Err(refusal @ Error::ChangedSinceShown { .. }) = &outcome {
         // The audit says why nothing was queued, with what the owner had on screen (a refusal
         // by the state rules writes nothing: nothing about the draft was misjudged).
         store
             .append_audit(&NewAuditEntry {
-                actor: actor.to_string(),
-                item_id: Some(shown.id),
+                actor: new.actor,
+                item_id: Some(new.item_id),
                 decision_id: None,
                 action: kind.as_str().to_string(),
-                version: Some(shown.version.clone()),
-                digest: Some(shown.digest.clone()),
+                version: Some(new.version),
+                digest: Some(new.digest),
                 outcome: Some("refused".into()),
                 detail: Some(refusal.to_string()),
             })
@@ -116,23 +131,17 @@ async fn decide(
     outcome
 }
 
-async fn enqueue(
-    store: &Store,
-    shown: &Shown,
-    kind: DecisionKind,
-    reason: Option<String>,
-    window: UndoWindow,
-    actor: &str,
-) -> Result<Decision> {
-    let item_id = shown.id;
+/// Queue `new` when the version shown is still the current one and the rules allow it.
+async fn enqueue(store: &Store, new: NewDecision) -> Result<Decision> {
+    let (item_id, kind) = (new.item_id, new.kind);
     let action = format!("{} item {item_id}", kind.as_str());
     let item = store.get_item(item_id).await?;
     // Refuse before anything moves; the store checks again in its transaction.
     let current = store.version(item_id, &item.summary.version).await?;
-    if current.version != shown.version || current.sha256 != shown.digest {
+    if current.version != new.version || current.sha256 != new.digest {
         return Err(Error::ChangedSinceShown {
             action,
-            shown: shown.version.clone(),
+            shown: new.version,
             current: current.version,
         });
     }
@@ -152,21 +161,5 @@ async fn enqueue(
             .apply_item_event(item_id, ItemEvent::ReviewAgain, None)
             .await?;
     }
-    let undo_window = match window {
-        UndoWindow::FromSettings => {
-            Duration::seconds(i64::from(store.settings().await?.undo_window_secs))
-        }
-        UndoWindow::None => Duration::zero(),
-    };
-    store
-        .enqueue_decision(NewDecision {
-            item_id,
-            kind,
-            reason,
-            version: shown.version.clone(),
-            digest: shown.digest.clone(),
-            undo_window,
-            actor: actor.to_string(),
-        })
-        .await
+    store.enqueue_decision(new).await
 }

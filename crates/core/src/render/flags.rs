@@ -167,30 +167,25 @@ pub(crate) fn compute(
             })
             .copied()
             .collect();
-        if let [(field, a)] = strangers.as_slice() {
-            out.push(Flag {
-                kind: FlagKind::RecipientNotOnThread,
-                about: display(a),
-                explanation: format!(
+        out.extend(recipient_flag(
+            FlagKind::RecipientNotOnThread,
+            &strangers,
+            |field, a| {
+                format!(
                     "{} ({field}) was not on the message this replies to: check they should \
                      see it.",
                     a.email
-                ),
-                recipients: Vec::new(),
-            });
-        } else if !strangers.is_empty() {
-            out.push(Flag {
-                kind: FlagKind::RecipientNotOnThread,
-                about: format!("{} recipients", strangers.len()),
-                explanation: format!(
+                )
+            },
+            || {
+                format!(
                     "{} recipients were not on the message this replies to: check they should \
                      see it ({}).",
                     strangers.len(),
                     first_few(&strangers)
-                ),
-                recipients: listed(&strangers),
-            });
-        }
+                )
+            },
+        ));
     }
 
     if !options.owner_domains.is_empty() {
@@ -202,58 +197,48 @@ pub(crate) fn compute(
             })
             .copied()
             .collect();
-        if let [(field, a)] = outside.as_slice() {
-            out.push(Flag {
-                kind: FlagKind::ExternalRecipient,
-                about: display(a),
-                explanation: format!(
+        out.extend(recipient_flag(
+            FlagKind::ExternalRecipient,
+            &outside,
+            |field, a| {
+                format!(
                     "{} ({field}) is outside your organisation ({}).",
                     a.email,
                     domain_of(&a.email)
-                ),
-                recipients: Vec::new(),
-            });
-        } else if !outside.is_empty() {
-            let domains: BTreeSet<String> =
-                outside.iter().map(|(_, a)| domain_of(&a.email)).collect();
-            out.push(Flag {
-                kind: FlagKind::ExternalRecipient,
-                about: format!("{} recipients", outside.len()),
-                explanation: format!(
+                )
+            },
+            || {
+                let domains: BTreeSet<String> =
+                    outside.iter().map(|(_, a)| domain_of(&a.email)).collect();
+                format!(
                     "{} recipients are outside your organisation, at {} domain{} ({}).",
                     outside.len(),
                     domains.len(),
                     if domains.len() == 1 { "" } else { "s" },
                     first_few(&outside)
-                ),
-                recipients: listed(&outside),
-            });
-        }
+                )
+            },
+        ));
     }
 
     let bcc: Vec<(&str, &Address)> = view.bcc.iter().map(|a| ("Bcc", a)).collect();
-    if let [(_, a)] = bcc.as_slice() {
-        out.push(Flag {
-            kind: FlagKind::BccRecipient,
-            about: display(a),
-            explanation: format!(
+    out.extend(recipient_flag(
+        FlagKind::BccRecipient,
+        &bcc,
+        |_, a| {
+            format!(
                 "{} gets a hidden copy (Bcc): the other recipients will not know.",
                 a.email
-            ),
-            recipients: Vec::new(),
-        });
-    } else if !bcc.is_empty() {
-        out.push(Flag {
-            kind: FlagKind::BccRecipient,
-            about: format!("{} recipients", bcc.len()),
-            explanation: format!(
+            )
+        },
+        || {
+            format!(
                 "{} recipients get a hidden copy (Bcc): the other recipients will not know ({}).",
                 bcc.len(),
                 first_few(&bcc)
-            ),
-            recipients: listed(&bcc),
-        });
-    }
+            )
+        },
+    ));
 
     for a in &view.attachments {
         let archive = archives.iter().find(|l| l.attachment == a.index);
@@ -301,6 +286,31 @@ pub(crate) fn compute(
         });
     }
     out
+}
+
+/// The flag `kind` about `who`, if anyone: one recipient is named and said of with `one`
+/// (its header field and address); several are counted, listed, and said of with `several`.
+fn recipient_flag(
+    kind: FlagKind,
+    who: &[(&str, &Address)],
+    one: impl FnOnce(&str, &Address) -> String,
+    several: impl FnOnce() -> String,
+) -> Option<Flag> {
+    match who {
+        [] => None,
+        [(field, a)] => Some(Flag {
+            kind,
+            about: display(a),
+            explanation: one(field, a),
+            recipients: Vec::new(),
+        }),
+        _ => Some(Flag {
+            kind,
+            about: format!("{} recipients", who.len()),
+            explanation: several(),
+            recipients: listed(who),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -69,11 +69,7 @@ fn main() {
     let visible = count("GMAIL_LATENCY_BENCH_VISIBLE", 20);
     let hidden = count("GMAIL_LATENCY_BENCH_HIDDEN", 5);
     let rtt = Duration::from_millis(count("GMAIL_LATENCY_BENCH_RTT_MS", 30) as u64);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
+    support::block_on(async {
         let cadence = GmailCadence::default();
         println!(
             "gmail_latency: draft filed at the fake -> in the mirror; cadence {} s visible, {} s \

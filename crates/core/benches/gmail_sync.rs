@@ -88,11 +88,7 @@ fn main() {
     let drafts = count("GMAIL_SYNC_BENCH_DRAFTS", 1_000);
     let latency = Duration::from_millis(count("GMAIL_SYNC_BENCH_LATENCY_MS", 30) as u64);
     let latency_drafts = count("GMAIL_SYNC_BENCH_LATENCY_DRAFTS", 200);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
+    support::block_on(async {
         run(drafts, Duration::ZERO, true).await;
         if !latency.is_zero() {
             run(latency_drafts, latency, false).await;

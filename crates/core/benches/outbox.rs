@@ -254,11 +254,7 @@ fn main() {
     let decisions = count("OUTBOX_BENCH_DECISIONS", 1_000);
     let dispatch = count("OUTBOX_BENCH_DISPATCH", 200);
     let quota_sends = count("OUTBOX_BENCH_QUOTA_SENDS", 10);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
+    support::block_on(async {
         enqueue(decisions).await;
         dispatch_gmail(dispatch, None).await;
         if quota_sends > 0 {

@@ -15,6 +15,15 @@ pub fn count(var: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// Run a bench's async body on a multi-threaded runtime, as the app runs.
+pub fn block_on<F: std::future::Future>(body: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(body)
+}
+
 /// `gmail` connected as an account of `store`, consent given by the fake.
 pub async fn connect_fake_gmail(services: &Services, store: &Store, gmail: &FakeGmail) -> Account {
     services

@@ -238,8 +238,11 @@ async fn a_send_that_times_out_after_connecting_is_uncertain_and_still_happens()
 }
 
 #[tokio::test]
-async fn a_long_run_of_reads_keeps_close_to_the_quota_without_being_throttled() {
-    // 6,000 units a minute is 100 a second; 120 drafts.get are 600 units.
+async fn a_long_run_of_reads_from_many_workers_is_never_throttled() {
+    // 6,000 units a minute is 100 a second; 120 drafts.get are 600 units, six times the fake's
+    // one-second bucket, so only pacing keeps every call under the quota. How close to the quota
+    // the pacing runs is a speed figure: crates/core/benches/gmail_sync.rs prints the reached
+    // share (target ≥ 0.9) instead of a wall-clock floor here.
     let fake = fake_with(GmailConfig {
         quota_units_per_minute: 6_000,
         ..GmailConfig::default()
@@ -254,7 +257,6 @@ async fn a_long_run_of_reads_keeps_close_to_the_quota_without_being_throttled() 
         std::sync::Arc::new(countersign_gmail::FixedToken::new(tokens.access_token)),
     )
     .unwrap();
-    let start = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for worker in 0..8 {
         let gmail = gmail.clone();
@@ -271,9 +273,6 @@ async fn a_long_run_of_reads_keeps_close_to_the_quota_without_being_throttled() 
     while let Some(result) = tasks.join_next().await {
         result.unwrap();
     }
-    let units_per_second = 600.0 / start.elapsed().as_secs_f64();
-    assert!(
-        units_per_second >= 90.0,
-        "achieved {units_per_second:.1} units/s of 100"
-    );
+    // Every read was answered on its first try: none was refused and sent again.
+    assert_eq!(fake.request_count("drafts.get"), 120);
 }

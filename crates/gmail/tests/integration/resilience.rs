@@ -8,6 +8,7 @@ use countersign_gmail::{Error, RetryPolicy};
 
 use crate::support::{
     client, client_no_retry, client_with_scopes, config, fake, fake_with, quick_retries, reply,
+    until_listening,
 };
 
 #[tokio::test]
@@ -81,7 +82,7 @@ async fn a_refused_connection_means_the_request_was_not_sent() {
     let filed = fake.file_draft(&reply("<a@example.com>", "x"), None);
     let gmail = client_no_retry(&fake);
     fake.set_online(false);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_listening(&fake, false).await;
     let err = gmail
         .send_draft(&filed.id, &reply("<a@example.com>", "x"), None)
         .await
@@ -102,7 +103,7 @@ async fn a_refused_connection_means_the_request_was_not_sent() {
         })
     ));
     fake.set_online(true);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_listening(&fake, true).await;
     assert_eq!(fake.send_count(&filed.id), 0);
     assert_eq!(
         gmail.list_drafts().await.unwrap().len(),
@@ -231,8 +232,14 @@ async fn a_send_that_times_out_after_connecting_is_uncertain_and_still_happens()
         matches!(err, Error::Transport { request_sent: true }),
         "{err:?}"
     );
-    // Google went on with it: exactly why the outbox must reconcile instead of resending.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Google went on with it: exactly why the outbox must reconcile instead of resending. The
+    // fake sends once its delay is over, whenever that is on a busy machine; the deadline only
+    // stops a hang.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fake.send_count(&filed.id) == 0 {
+        assert!(Instant::now() < deadline, "the send never happened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(fake.send_count(&filed.id), 1);
     assert_eq!(fake.request_count("drafts.send"), 1);
 }

@@ -11,8 +11,13 @@
 //! requests reach Google with varying latency, so two calls spaced exactly right here can
 //! arrive closer together there. Keeping the burst smaller than Google's leaves that jitter room
 //! without lowering the sustained rate.
+//!
+//! The bucket keeps Tokio's clock (`tokio::time::Instant`, the monotonic clock unless a test
+//! pauses time), so tests can check the waits in virtual time instead of timing the machine.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use tokio::sync::Mutex;
 
@@ -157,8 +162,8 @@ impl Default for QuotaLimiter {
 mod tests {
     use super::*;
 
-    /// How long `calls` `drafts.get` calls (5 units each) take through a fresh limiter of
-    /// `units_per_second`.
+    /// How long `calls` `drafts.get` calls (5 units each) wait through a fresh limiter of
+    /// `units_per_second`, in Tokio's clock (virtual time when the test pauses it).
     async fn time_to_acquire(units_per_second: u32, calls: usize) -> Duration {
         let limiter = QuotaLimiter::new(units_per_second);
         let start = Instant::now();
@@ -168,20 +173,25 @@ mod tests {
         start.elapsed()
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_burst_beyond_the_bucket_is_spread_at_the_configured_rate() {
-        // 50 units are in the bucket; the next 100 take a second to refill.
-        let waited = time_to_acquire(100, 30).await;
-        assert!(
-            waited >= Duration::from_millis(950),
-            "waited only {waited:?}"
-        );
-        assert!(waited < Duration::from_millis(1500), "waited {waited:?}");
+        // 30 calls are 150 units at 100 units/s. The bucket holds half a second (50 units), so
+        // the other 100 units take exactly one second to refill: the 20 calls beyond the bucket
+        // wait 50 ms each for their 5 units.
+        assert_eq!(time_to_acquire(100, 30).await, Duration::from_secs(1));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn calls_within_the_bucket_do_not_wait() {
-        assert!(time_to_acquire(250, 25).await < Duration::from_millis(100));
+        // 25 calls are 125 units, exactly the bucket at 250 units/s.
+        assert_eq!(time_to_acquire(250, 25).await, Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_call_beyond_the_bucket_waits_for_its_own_units_only() {
+        // The bucket at 100 units/s holds 50 units: ten calls of 5. The eleventh waits for its
+        // 5 units, 50 ms, and not for a whole refill.
+        assert_eq!(time_to_acquire(100, 11).await, Duration::from_millis(50));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use countersign_gmail::{Error, RetryPolicy};
 
 use crate::support::{
     client, client_no_retry, client_with_scopes, config, fake, fake_with, quick_retries, reply,
+    until_listening,
 };
 
 #[tokio::test]
@@ -81,7 +82,7 @@ async fn a_refused_connection_means_the_request_was_not_sent() {
     let filed = fake.file_draft(&reply("<a@example.com>", "x"), None);
     let gmail = client_no_retry(&fake);
     fake.set_online(false);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_listening(&fake, false).await;
     let err = gmail
         .send_draft(&filed.id, &reply("<a@example.com>", "x"), None)
         .await
@@ -102,7 +103,7 @@ async fn a_refused_connection_means_the_request_was_not_sent() {
         })
     ));
     fake.set_online(true);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_listening(&fake, true).await;
     assert_eq!(fake.send_count(&filed.id), 0);
     assert_eq!(
         gmail.list_drafts().await.unwrap().len(),
@@ -231,15 +232,24 @@ async fn a_send_that_times_out_after_connecting_is_uncertain_and_still_happens()
         matches!(err, Error::Transport { request_sent: true }),
         "{err:?}"
     );
-    // Google went on with it: exactly why the outbox must reconcile instead of resending.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Google went on with it: exactly why the outbox must reconcile instead of resending. The
+    // fake sends once its delay is over, whenever that is on a busy machine; the deadline only
+    // stops a hang.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fake.send_count(&filed.id) == 0 {
+        assert!(Instant::now() < deadline, "the send never happened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(fake.send_count(&filed.id), 1);
     assert_eq!(fake.request_count("drafts.send"), 1);
 }
 
 #[tokio::test]
-async fn a_long_run_of_reads_keeps_close_to_the_quota_without_being_throttled() {
-    // 6,000 units a minute is 100 a second; 120 drafts.get are 600 units.
+async fn a_long_run_of_reads_from_many_workers_is_never_throttled() {
+    // 6,000 units a minute is 100 a second; 120 drafts.get are 600 units, six times the fake's
+    // one-second bucket, so only pacing keeps every call under the quota. How close to the quota
+    // the pacing runs is a speed figure: crates/core/benches/gmail_sync.rs prints the reached
+    // share (target ≥ 0.9) instead of a wall-clock floor here.
     let fake = fake_with(GmailConfig {
         quota_units_per_minute: 6_000,
         ..GmailConfig::default()
@@ -254,7 +264,6 @@ async fn a_long_run_of_reads_keeps_close_to_the_quota_without_being_throttled() 
         std::sync::Arc::new(countersign_gmail::FixedToken::new(tokens.access_token)),
     )
     .unwrap();
-    let start = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for worker in 0..8 {
         let gmail = gmail.clone();
@@ -271,9 +280,6 @@ async fn a_long_run_of_reads_keeps_close_to_the_quota_without_being_throttled() 
     while let Some(result) = tasks.join_next().await {
         result.unwrap();
     }
-    let units_per_second = 600.0 / start.elapsed().as_secs_f64();
-    assert!(
-        units_per_second >= 90.0,
-        "achieved {units_per_second:.1} units/s of 100"
-    );
+    // Every read was answered on its first try: none was refused and sent again.
+    assert_eq!(fake.request_count("drafts.get"), 120);
 }

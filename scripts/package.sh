@@ -2,9 +2,12 @@
 # Builds the Debian package: countersign-desktop (with demo mode) and the countersign CLI in
 # /usr/bin, the .desktop entry, the icons in the hicolor theme and the runtime dependencies,
 # made by Tauri's bundler (`cargo tauri build --bundles deb`; tauri-cli comes from
-# scripts/setup.sh). One release build: the CLI first, then the bundler builds the app (each
-# reuses target/release when nothing changed) and maps the CLI into the package
-# (`bundle.linux.deb.files`). The package is copied to artifacts/countersign_<version>_<arch>.deb
+# scripts/setup.sh). One release build: the CLI and the app together, with the features the
+# bundler builds the app with (`demo`, and `tauri/custom-protocol`, which tauri-cli 2 always adds:
+# `build_options` in its interface/rust.rs), so the dependencies they share are compiled once and
+# the bundler's own build finds them fresh; the bundler then maps the CLI into the package
+# (`bundle.linux.deb.files`). Built alone, the CLI unified fewer features (serde_json's, url's)
+# and every crate above them was compiled twice. The package is copied to artifacts/countersign_<version>_<arch>.deb
 # and its path printed last.
 #
 # No AppImage: Tauri's AppImage bundler downloads linuxdeploy and its plugins at build time
@@ -28,8 +31,9 @@ fi
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 [[ $target_dir == /* ]] || target_dir=$PWD/$target_dir
 
-say "release build of the CLI (countersign)"
-cargo build --release --locked -p countersign-cli
+say "release build of the CLI and the app"
+cargo build --release --locked -p countersign-cli -p countersign-desktop \
+  --features countersign-desktop/demo,tauri/custom-protocol
 
 cli="$target_dir/release/countersign"
 # The CLI's place in the package; the path outside depends on the target dir, so it is given

@@ -11,6 +11,7 @@ use countersign_core::live::GmailCadence;
 use countersign_core::services::GmailConnect;
 use countersign_core::ItemFilter;
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
+use countersign_fakes::muster::{FakeMuster, MusterConfig};
 
 use crate::support::*;
 
@@ -94,5 +95,91 @@ async fn removing_an_account_stops_its_sync_no_request_reaches_the_fake_after_re
         items.iter().all(|i| i.account_id == witness.id),
         "nothing of the removed account is left: {items:?}"
     );
+    app.stop();
+}
+
+#[tokio::test]
+async fn removing_a_muster_account_closes_its_event_stream_and_nothing_reaches_muster_after() {
+    let env = Env::new().await;
+    // A second instance on its own fake: its drafts show the app following on.
+    let witness_fake = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions::default(),
+        Arc::new(|_| {}),
+    )
+    .await
+    .unwrap();
+    let removed = app
+        .connect_muster(&env.muster.url(), env.muster.password())
+        .await
+        .unwrap();
+    let witness = app
+        .connect_muster(&witness_fake.url(), witness_fake.password())
+        .await
+        .unwrap();
+    let (_, draft) = relayed_reply(&env, false);
+    eventually(
+        Duration::from_secs(20),
+        "the muster draft is mirrored",
+        || async {
+            env.store
+                .find_item(&removed.id, &draft)
+                .await
+                .unwrap()
+                .is_some()
+        },
+    )
+    .await;
+    assert_eq!(env.muster.event_streams(), 1);
+
+    app.remove_account(&removed.id).await.unwrap();
+    // The fake notices a closed stream when it next writes to it: every relay is a change
+    // muster pushes, and one a follower would answer by reading the drafts again.
+    eventually(
+        Duration::from_secs(20),
+        "the removed account's event stream is closed",
+        || async {
+            env.muster
+                .relay_message("gmail-relay", "inbox-chat", "bo@example.com", "Hi", "")
+                .unwrap();
+            env.muster.event_streams() == 0
+        },
+    )
+    .await;
+    let seen = env.muster.requests().len();
+    let relayed = env
+        .muster
+        .relay_message("gmail-relay", "inbox-chat", "cy@example.com", "Hello", "Hi")
+        .unwrap();
+    env.muster
+        .file_draft(&relayed.route_id, "Hello Cy")
+        .unwrap();
+    // The witness is followed on: its new draft reaches the mirror.
+    witness_fake.create_plugin("gmail-relay", false).unwrap();
+    let witness_message = witness_fake
+        .relay_message("gmail-relay", "inbox-chat", "di@example.com", "Hey", "Hi")
+        .unwrap();
+    let witness_draft = witness_fake
+        .file_draft(&witness_message.route_id, "Hello Di")
+        .unwrap();
+    eventually(
+        Duration::from_secs(20),
+        "the witness's draft is mirrored",
+        || async {
+            env.store
+                .find_item(&witness.id, &witness_draft)
+                .await
+                .unwrap()
+                .is_some()
+        },
+    )
+    .await;
+    let late = &env.muster.requests()[seen..];
+    assert!(late.is_empty(), "requests after the removal: {late:?}");
+    assert_eq!(env.muster.event_streams(), 0);
+    assert!(env.store.get_account(&removed.id).await.is_err());
     app.stop();
 }

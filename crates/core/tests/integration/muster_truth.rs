@@ -11,7 +11,7 @@ use countersign_core::ItemState;
 use countersign_fakes::muster::{FaultAction, WireStyle};
 use countersign_gmail::TokenStore;
 
-use crate::support::{item_for, resync, shown, Env};
+use crate::support::{dispatch_until, item_for, resync, shown, Env};
 
 const ACTOR: &str = "owner via test";
 
@@ -143,11 +143,18 @@ async fn unanswered_look_ups_never_end_a_muster_decision_as_send_failed() {
     env.muster.fail_next("GET", "/api/plugin/drafts/*", 8, 503);
     let dispatcher = env.dispatcher().await;
     // One decide whose answer is lost, eight look-ups answered 503, then one that reads it.
-    for _ in 0..12 {
-        dispatcher.run_once().await.unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    }
-    let decision = &env.store.list_decisions(DecisionFilter::All).await.unwrap()[0];
+    let decision =
+        || async { env.store.list_decisions(DecisionFilter::All).await.unwrap()[0].clone() };
+    dispatch_until(&dispatcher, "the decision ends", || async {
+        decision().await.state.is_final()
+    })
+    .await;
+    assert_eq!(
+        env.muster
+            .count_requests("GET", &format!("/api/plugin/drafts/{draft}")),
+        9
+    );
+    let decision = &decision().await;
     assert_eq!(decision.state, DecisionState::Done, "{decision:?}");
     assert_ne!(item_for(&env, &draft).await.state, ItemState::SendFailed);
     assert!(env.store.unnotified_refusals().await.unwrap().is_empty());
@@ -318,10 +325,12 @@ async fn claims_by_killed_processes_do_not_spend_the_look_up_budget() {
         countersign_fakes::gmail::Failure::status(500).reason("backendError"),
     );
     let dispatcher = env.dispatcher().await;
-    for _ in 0..8 {
-        dispatcher.run_once().await.unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    }
+    dispatch_until(&dispatcher, "the decision ends", || async {
+        env.store.list_decisions(DecisionFilter::All).await.unwrap()[0]
+            .state
+            .is_final()
+    })
+    .await;
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
     assert_eq!(env.gmail.send_count(&draft.id), 1);
 }

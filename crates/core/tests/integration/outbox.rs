@@ -12,7 +12,8 @@ use countersign_fakes::gmail::Failure;
 use countersign_fakes::muster::CheckVerdict;
 
 use crate::support::{
-    eventually, item_for, quick_dispatch, reply, reply_without_message_id, resync, shown, sync, Env,
+    dispatch_until, eventually, item_for, quick_dispatch, reply, reply_without_message_id, resync,
+    shown, sync, Env,
 };
 
 const ACTOR: &str = "owner via test";
@@ -217,13 +218,10 @@ async fn a_429_on_send_is_retried_and_a_503_is_reconciled_first_never_duplicated
         1,
         Failure::status(503).reason("backendError"),
     );
-    for _ in 0..40 {
-        dispatcher.run_once().await.unwrap();
-        if env.gmail.sent_messages().len() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    dispatch_until(&dispatcher, "both are sent", || async {
+        env.gmail.sent_messages().len() == 2
+    })
+    .await;
     assert_eq!(env.gmail.send_count(&limited.id), 1);
     assert_eq!(env.gmail.send_count(&unavailable.id), 1);
     let decisions = env.store.list_decisions(DecisionFilter::All).await.unwrap();

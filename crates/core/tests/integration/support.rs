@@ -177,6 +177,25 @@ where
     panic!("{what}: not within {limit:?}");
 }
 
+/// Run dispatch passes until `done` holds. A pass carries out only what is due, so this waits
+/// out whatever backoff the dispatcher chose; the limit only stops a hang.
+pub async fn dispatch_until<F, Fut>(dispatcher: &Dispatcher, what: &str, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let limit = Duration::from_secs(30);
+    let start = std::time::Instant::now();
+    loop {
+        dispatcher.run_once().await.unwrap();
+        if done().await {
+            return;
+        }
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Sync a Gmail account of the env once.
 pub async fn sync(env: &Env, account: &Account) {
     let client = env.services.gmail(account).await.unwrap();

@@ -151,6 +151,9 @@ pub async fn queue_page(
             format!("cannot read a page of {limit} rows: ask for 1 to {MAX_PAGE}"),
         ));
     }
+    if let Some(id) = locate {
+        hold_refresh_for_tests(id).await;
+    }
     let filter = filter.unwrap_or_default();
     let text = filter.text.clone();
     let filter = ItemFilter {
@@ -170,6 +173,34 @@ pub async fn queue_page(
             None => None,
         },
     })
+}
+
+/// Debug builds only: with `COUNTERSIGN_TEST_REFRESH_GATE` naming a file, a page that locates
+/// the selection (the UI reading its queue again after a change) waits while that file exists,
+/// having added a line with the item it locates to `<file>.waiting`; the end-to-end suite holds
+/// a refresh open this way and presses keys meanwhile.
+async fn hold_refresh_for_tests(locate: i64) {
+    #[cfg(debug_assertions)]
+    if let Some(gate) = std::env::var_os("COUNTERSIGN_TEST_REFRESH_GATE") {
+        use std::io::Write as _;
+        let gate = std::path::PathBuf::from(gate);
+        if gate.exists() {
+            let waiting = gate.with_extension("waiting");
+            let marked = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&waiting)
+                .and_then(|mut file| writeln!(file, "{locate}"));
+            if let Err(e) = marked {
+                tracing::warn!("cannot mark the held refresh at {}: {e}", waiting.display());
+            }
+            while gate.exists() {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = locate;
 }
 
 /// The window painted its first queue (from the mirror): the syncs start now, so contacting

@@ -343,3 +343,97 @@ async fn each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_m
     assert!(fixture.gmail.sent_messages().is_empty());
     app.quit().await.unwrap();
 }
+
+/// A change read while the owner walks the queue must not put the selection back where it was
+/// when the read started: the key pressed meanwhile would be lost (found by the soak: the
+/// second `j` of the shortcut test, pressed while the queue was read again after a sync).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_pressed_while_the_queue_is_read_again_is_not_undone_by_that_read() {
+    let Some(prerequisites) =
+        skip_or_fail("a_key_pressed_while_the_queue_is_read_again_is_not_undone_by_that_read")
+    else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    // Nothing is sent while the test runs: a dispatch would read the queue again too.
+    fixture.set_undo_window(60).await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    for n in 1..=3 {
+        fixture.gmail.file_draft(
+            &gmail_reply(n, &format!("Draft number {n}"), "Body text."),
+            None,
+        );
+    }
+    fixture.sync(&account).await.unwrap();
+    let gates = tempfile::tempdir().unwrap();
+    let gate = gates.path().join("refresh");
+    let app = fixture
+        .launch_with_env(
+            &prerequisites,
+            vec![(
+                "COUNTERSIGN_TEST_REFRESH_GATE".into(),
+                gate.display().to_string(),
+            )],
+        )
+        .await
+        .unwrap();
+    let session = app.session();
+    let order = queue_order(session).await;
+    assert_eq!(order.len(), 3);
+    wait_detail(session, order[0]).await.or_log(&app);
+
+    // Approving the first draft updates its row at once, then reads the queue again for the
+    // counts: that read is held open here, having asked where the first draft is.
+    std::fs::write(&gate, b"").unwrap();
+    session.press_keys("a").await.unwrap();
+    let held = gate.with_extension("waiting");
+    let asked = || std::fs::read_to_string(&held).unwrap_or_default();
+    eventually(UI_TIMEOUT, "the queue is being read again", || async {
+        !asked().is_empty()
+    })
+    .await
+    .or_log(&app);
+    session.press_keys("j").await.unwrap();
+    wait_selected(session, order[1]).await.or_log(&app);
+    // The held read is the only one: nothing read the queue after the j.
+    assert_eq!(asked(), format!("{}\n", order[0]));
+
+    // The read lands (the status bar counts the queued draft); the next j goes on from where
+    // the owner is, not from where the read found the first draft.
+    std::fs::remove_file(&gate).unwrap();
+    session
+        .wait_for_text("[data-testid=status-queued]", "1 queued", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    let now = queue_order(session).await;
+    let next = now[now.iter().position(|id| *id == order[1]).unwrap() + 1];
+    session.press_keys("j").await.unwrap();
+    wait_selected(session, next).await.or_log(&app);
+}
+
+/// The ids of the queue's rows, top to bottom, once it has any.
+async fn queue_order(session: &countersign_e2e::webdriver::Session) -> Vec<i64> {
+    let deadline = std::time::Instant::now() + UI_TIMEOUT;
+    loop {
+        let order: Vec<i64> = session
+            .execute(
+                "return [...document.querySelectorAll('[role=option]')].map(r => Number(r.dataset.id));",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|id| id.as_i64())
+            .collect();
+        if !order.is_empty() {
+            return order;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the queue was never listed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -63,6 +63,9 @@ export class Queue {
   #view = { first: 0, last: 0 };
   /** A selection moved (j/k/End) to a row not loaded yet: selected once it is. */
   #pending: number | null = null;
+  /** Bumped by every move of the selection: a refresh asked where the selection was when it
+   * started, and must not put it back there if the owner moved on meanwhile. */
+  #moves = 0;
   #filling = false;
   #fillAgain = false;
 
@@ -132,6 +135,7 @@ export class Queue {
     const from = reset ? 0 : this.#offset;
     const limit = Math.min(MAX_ROWS, Math.max(PAGE, this.#rows.length, this.#wantedSpan()));
     const start: PageStart = from === 0 ? { from: "first" } : { from: "at", offset: from };
+    const moves = this.#moves;
     try {
       const view = await queuePage(this.#filter(), start, limit, this.#selectedId);
       if (generation !== this.#generation) return null;
@@ -140,6 +144,11 @@ export class Queue {
       this.#take(view);
       this.#error = null;
       this.#status = "ready";
+      if (moves !== this.#moves) {
+        // A key moved the selection while the page was read: `located` is where the old
+        // selection is, and putting the selection back there would lose that key press.
+        return this.#relocateSelection();
+      }
       this.#placeSelection(view.located);
       void this.#fill();
       return view.located;
@@ -213,6 +222,7 @@ export class Queue {
 
   /** Shows item `id` whatever the filters (a notification was clicked). */
   async reveal(id: number): Promise<void> {
+    this.#moves += 1;
     this.#selectedId = id;
     this.#pending = null;
     if ((await this.refresh(true)) !== null) return;
@@ -249,7 +259,26 @@ export class Queue {
     this.#selectIndex(0);
   }
 
+  /** After a refresh the owner's keys overtook: find the selection in the new window, or read
+   * the queue again around it. */
+  #relocateSelection(): number | null {
+    if (this.#pending !== null) {
+      void this.#fill();
+      return this.#pending;
+    }
+    const index = this.#rows.findIndex((row) => row.id === this.#selectedId);
+    if (index < 0) {
+      void this.refresh();
+      return null;
+    }
+    this.#selectedIndex = this.#offset + index;
+    this.#selected = this.#rows[index] ?? null;
+    void this.#fill();
+    return this.#selectedIndex;
+  }
+
   #selectIndex(index: number): void {
+    this.#moves += 1;
     this.#selectedIndex = index;
     const row = this.rowAt(index);
     if (row) {

@@ -13,6 +13,10 @@ use serde_json::Value;
 /// How long the UI may take to show a change (an event, a reload, a render).
 pub const UI_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The undo window of a test that reads or acts on the queued state (the countdown, `z`): the
+/// fixture's 3 s would let a decision be sent before a busy machine shows its countdown.
+pub const LOOK_INSIDE_UNDO_SECS: u32 = 12;
+
 /// Panics with the app's log: a failed step shows what the app said.
 pub trait OrLog<T> {
     fn or_log(self, app: &DesktopApp) -> T;

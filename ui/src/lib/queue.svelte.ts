@@ -266,15 +266,22 @@ export class Queue {
       void this.#fill();
       return this.#pending;
     }
-    const index = this.#rows.findIndex((row) => row.id === this.#selectedId);
-    if (index < 0) {
+    if (!this.#placeSelectedRow()) {
       void this.refresh();
       return null;
     }
-    this.#selectedIndex = this.#offset + index;
-    this.#selected = this.#rows[index] ?? null;
     void this.#fill();
     return this.#selectedIndex;
+  }
+
+  /** Puts the selection's position where its row is in the window; false when that row is not
+   * loaded. */
+  #placeSelectedRow(): boolean {
+    const index = this.#rows.findIndex((row) => row.id === this.#selectedId);
+    if (index < 0) return false;
+    this.#selectedIndex = this.#offset + index;
+    this.#selected = this.#rows[index] ?? null;
+    return true;
   }
 
   #selectIndex(index: number): void {
@@ -385,8 +392,8 @@ export class Queue {
       const row = this.rowAt(this.#pending);
       if (row) this.#selectIndex(this.#pending);
     } else if (this.#selectedId !== null) {
-      const row = this.rowAt(this.#selectedIndex);
-      if (row?.id === this.#selectedId) this.#selected = row;
+      // Rows that arrived above shift every position: the selection's is where its row is.
+      this.#placeSelectedRow();
     }
     return true;
   }

@@ -258,6 +258,26 @@ async fn each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_m
 
     // Keys still work after a click into the mail body (focus is taken back from the iframe).
     session.find("iframe").await.unwrap().click().await.unwrap();
+    // The click gave the sandboxed frame the focus; the app takes it back on the window's blur
+    // (a key pressed before that goes to the frame, as it would for an owner typing within the
+    // same instant). Wait for that, as the owner's next key comes after it.
+    eventually(
+        UI_TIMEOUT,
+        "the app takes the focus back from the mail",
+        || async {
+            session
+                .execute(
+                    "return document.activeElement?.getAttribute('role') === 'listbox';",
+                    vec![],
+                )
+                .await
+                .ok()
+                .and_then(|v| v.as_bool())
+                == Some(true)
+        },
+    )
+    .await
+    .or_log(&app);
     session.press_keys("k").await.unwrap();
     wait_detail(session, ids[0]).await.or_log(&app);
 

@@ -138,6 +138,11 @@ export class Review {
     if (!shown || shown.id !== item.id || this.#detail?.shown.version !== shown.version) {
       return "Still loading this draft — nothing was decided. Try again once it is shown.";
     }
+    if (item.version !== shown.version) {
+      // The queue already holds a newer version than the one on screen (its detail is on its
+      // way): a decision now would bind to what the owner is no longer shown.
+      return "This draft just changed — its new version is loading. Nothing was decided.";
+    }
     if (this.#settling) {
       return "This draft just changed — read what changed before deciding.";
     }

@@ -11,19 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// Where a review item comes from.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum Source {
@@ -34,19 +24,9 @@ pub enum Source {
 }
 
 /// The state of a review item as the owner sees it (DESIGN §2).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum ItemState {
@@ -71,19 +51,9 @@ pub enum ItemState {
 }
 
 /// The two decisions an owner can make.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum DecisionKind {
@@ -260,19 +230,9 @@ impl Source {
 }
 
 /// Where a decision is in the outbox (DESIGN §3).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum DecisionState {
@@ -382,23 +342,12 @@ impl fmt::Display for DecisionState {
 }
 
 /// A muster route's state (stored as its snake_case name).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    sqlx::Type,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
-#[strum(serialize_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RouteState {
     /// The message was relayed to a session.
     Relayed,

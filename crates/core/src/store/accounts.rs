@@ -10,18 +10,9 @@ use crate::domain::Source;
 use crate::error::{Error, Result};
 
 /// Where an account's secret (OAuth tokens, muster password) is kept. Never the secret itself.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum SecretStorage {

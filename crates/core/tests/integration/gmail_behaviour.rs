@@ -286,27 +286,30 @@ async fn an_idle_owner_is_checked_for_as_rarely_as_a_hidden_window_and_coming_ba
     first_listing(&env, &account).await;
     // The window stays visible, but the owner is idle.
     app.set_owner_idle(true);
-    // A check in flight when the owner went idle may still land; wait it out, then count.
-    tokio::time::sleep(Duration::from_millis(200)).await;
     env.gmail.clear_requests();
     let draft = env.gmail.file_draft(&reply(1, "new"), None);
-    // Twenty-five visible periods: a visible cadence would have checked many times.
+    // Twenty-five visible periods: a visible cadence would have checked many times. Only a
+    // check already on its way when the owner went idle may land (however late it lands).
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(
-        env.gmail.request_count("history.list") + env.gmail.request_count("drafts.list"),
-        0,
-        "Gmail was checked while the owner was idle"
+    let checks = env.gmail.request_count("history.list") + env.gmail.request_count("drafts.list");
+    assert!(
+        checks <= 1,
+        "Gmail was checked {checks} times while the owner was idle"
     );
+    // Coming back checks at once (and brings the draft in, unless that late check did).
     app.set_owner_idle(false);
     eventually(
         Duration::from_secs(10),
-        "the draft in the mirror",
+        "a check after coming back, and the draft in the mirror",
         || async {
-            env.store
-                .find_item(&account.id, &draft.id)
-                .await
-                .unwrap()
-                .is_some()
+            env.gmail.request_count("history.list") + env.gmail.request_count("drafts.list")
+                > checks
+                && env
+                    .store
+                    .find_item(&account.id, &draft.id)
+                    .await
+                    .unwrap()
+                    .is_some()
         },
     )
     .await;

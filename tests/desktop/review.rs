@@ -228,14 +228,7 @@ async fn each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_m
         .set_undo_window(LOOK_INSIDE_UNDO_SECS)
         .await
         .unwrap();
-    let account = fixture.connect_gmail().await.unwrap();
-    for n in 1..=3 {
-        fixture.gmail.file_draft(
-            &gmail_reply(n, &format!("Draft number {n}"), "Body text."),
-            None,
-        );
-    }
-    fixture.sync(&account).await.unwrap();
+    three_drafts(&fixture).await;
     let ids: Vec<i64> = fixture
         .items()
         .await
@@ -393,14 +386,7 @@ async fn a_key_pressed_while_the_queue_is_read_again_is_not_undone_by_that_read(
     let fixture = Fixture::new().await.unwrap();
     // Nothing is sent while the test runs: a dispatch would read the queue again too.
     fixture.set_undo_window(60).await.unwrap();
-    let account = fixture.connect_gmail().await.unwrap();
-    for n in 1..=3 {
-        fixture.gmail.file_draft(
-            &gmail_reply(n, &format!("Draft number {n}"), "Body text."),
-            None,
-        );
-    }
-    fixture.sync(&account).await.unwrap();
+    three_drafts(&fixture).await;
     let gates = tempfile::tempdir().unwrap();
     let gate = gates.path().join("refresh");
     let app = fixture
@@ -490,4 +476,16 @@ async fn assert_only_decision_cancelled(fixture: &Fixture, item_id: i64) {
         countersign_core::DecisionState::Cancelled,
         "{decisions:?}"
     );
+}
+
+/// Three Gmail drafts ("Draft number 1" to 3) of a connected account, in the mirror.
+async fn three_drafts(fixture: &Fixture) {
+    let account = fixture.connect_gmail().await.unwrap();
+    for n in 1..=3 {
+        fixture.gmail.file_draft(
+            &gmail_reply(n, &format!("Draft number {n}"), "Body text."),
+            None,
+        );
+    }
+    fixture.sync(&account).await.unwrap();
 }

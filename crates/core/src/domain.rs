@@ -392,15 +392,7 @@ mod tests {
         stored_name_is_the_serde_name(&ItemState::ALL);
         stored_name_is_the_serde_name(&[DecisionKind::Approve, DecisionKind::Reject]);
         stored_name_is_the_serde_name(&[Source::Gmail, Source::Muster]);
-        stored_name_is_the_serde_name(&[
-            DecisionState::Queued,
-            DecisionState::Dispatching,
-            DecisionState::Done,
-            DecisionState::Conflict,
-            DecisionState::Failed,
-            DecisionState::Uncertain,
-            DecisionState::Cancelled,
-        ]);
+        stored_name_is_the_serde_name(&DecisionState::ALL);
         stored_name_is_the_serde_name(&[
             RouteState::Relayed,
             RouteState::SendFailed,

@@ -13,7 +13,7 @@ use countersign_core::sync::{sync_gmail, sync_gmail_with, Listing, LISTING_INTER
 use countersign_core::{DecisionState, ItemState};
 use countersign_gmail::Browser;
 
-use crate::support::{eventually, item_for, quick_dispatch, reply, shown, sync, Env};
+use crate::support::{approve_now, eventually, item_for, quick_dispatch, reply, shown, sync, Env};
 
 const ACTOR: &str = "owner via test";
 
@@ -74,14 +74,7 @@ async fn a_draft_sent_from_gmail_becomes_sent_elsewhere_and_is_never_sent_again(
     sync(&env, &account).await;
     let client = env.services.gmail(&account).await.unwrap();
     let approved_item = item_for(&env, &approved.id).await;
-    let decision = decide::approve(
-        &env.store,
-        &shown(&env, approved_item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    let decision = approve_now(&env, approved_item.id).await;
 
     // The owner presses Send in Gmail on both before Countersign acts.
     env.gmail.send_draft_in_gmail(&pending.id).unwrap();
@@ -155,14 +148,7 @@ async fn invalid_grant_marks_reconnect_needed_and_the_queued_approval_is_sent_on
     let draft = env.gmail.file_draft(&raw, None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    let decision = decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    let decision = approve_now(&env, item.id).await;
 
     // A "Testing" OAuth client's refresh token has lived its 7 days.
     env.gmail.set_refresh_token_lifetime(Some(Duration::ZERO));

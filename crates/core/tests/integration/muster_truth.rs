@@ -2,7 +2,6 @@
 //! processes, sign-ins that did not happen never taken for "outcome unknown", look-ups counted
 //! apart from claims, a muster without the plugin-draft routes, and drafts the chief filed.
 
-use countersign_core::decide::{self, UndoWindow};
 use countersign_core::services::Services;
 use countersign_core::store::{DecisionFilter, RefusalKind};
 use countersign_core::sync::sync_muster;
@@ -11,9 +10,7 @@ use countersign_core::ItemState;
 use countersign_fakes::muster::{FaultAction, WireStyle};
 use countersign_gmail::TokenStore;
 
-use crate::support::{dispatch_until, item_for, resync, shown, Env};
-
-const ACTOR: &str = "owner via test";
+use crate::support::{approve_now, dispatch_until, item_for, resync, Env};
 
 async fn relayed(env: &Env) -> (String, String) {
     crate::support::relayed_reply(env, false)
@@ -52,14 +49,7 @@ async fn a_rate_limited_sign_in_leaves_the_decision_queued_with_the_next_try_nev
     let (_, draft) = relayed(&env).await;
     resync(&env, &account).await;
     let item = item_for(&env, &draft).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     // muster forgets the session and its sign-in window is used up by someone else.
     env.muster.expire_sessions();
     exhaust_sign_ins(&env).await;
@@ -85,14 +75,7 @@ async fn a_decide_whose_answer_was_lost_is_looked_up_and_found_done() {
     let (_, draft) = relayed(&env).await;
     resync(&env, &account).await;
     let item = item_for(&env, &draft).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     env.muster
         .drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1);
     let dispatcher = env.dispatcher().await;
@@ -130,14 +113,7 @@ async fn unanswered_look_ups_never_end_a_muster_decision_as_send_failed() {
     let (_, draft) = relayed(&env).await;
     resync(&env, &account).await;
     let item = item_for(&env, &draft).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     env.muster
         .drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1);
     env.muster.fail_next("GET", "/api/plugin/drafts/*", 8, 503);
@@ -220,14 +196,7 @@ async fn a_draft_the_chief_filed_is_mirrored_approvable_and_its_refusal_has_no_r
     assert_eq!(item.state, ItemState::Pending);
     assert!(item.from.contains("filed by the chief"), "{}", item.from);
     assert_eq!(item_for(&env, &first).await.state, ItemState::Pending);
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     env.dispatcher().await.run_once().await.unwrap();
     assert_eq!(env.muster.draft(&chief).unwrap()["state"], "approved");
     env.muster.claim(&chief).unwrap();
@@ -256,14 +225,7 @@ async fn a_proxy_answering_instead_of_muster_holds_the_decision_back_unsent() {
     let (_, draft) = relayed(&env).await;
     resync(&env, &account).await;
     let item = item_for(&env, &draft).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     env.muster.inject(
         "POST",
         "/api/plugin/drafts/*/decide",
@@ -291,14 +253,7 @@ async fn claims_by_killed_processes_do_not_spend_the_look_up_budget() {
         .file_draft(&crate::support::reply(1, "after many kills"), None);
     crate::support::sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     // Six processes claim it and die before sending (the next start puts it back).
     for _ in 0..6 {
         let claimed = env

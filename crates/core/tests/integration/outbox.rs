@@ -12,8 +12,8 @@ use countersign_fakes::gmail::Failure;
 use countersign_fakes::muster::CheckVerdict;
 
 use crate::support::{
-    dispatch_until, eventually, item_for, quick_dispatch, reply, reply_without_message_id, resync,
-    shown, sync, Env,
+    approve_now, dispatch_until, eventually, item_for, quick_dispatch, reply,
+    reply_without_message_id, resync, shown, sync, Env,
 };
 
 const ACTOR: &str = "owner via test";
@@ -82,14 +82,7 @@ async fn a_draft_without_a_message_id_is_sent_with_one_that_was_recorded_first()
     let draft = env.gmail.file_draft(&raw, None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    let decision = decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    let decision = approve_now(&env, item.id).await;
     env.dispatcher().await.run_once().await.unwrap();
 
     let recorded = env
@@ -115,14 +108,7 @@ async fn approve_after_the_agent_changed_the_draft_is_a_conflict_not_a_send() {
     let draft = env.gmail.file_draft(&reply(1, "what you saw"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     // The agent rewrites the draft after the owner looked at it.
     env.gmail
         .update_draft(&draft.id, &reply(1, "something else"), None)
@@ -142,14 +128,7 @@ async fn approve_after_the_agent_changed_the_draft_is_a_conflict_not_a_send() {
 
     // Review again: the new version is mirrored, approved, and that is what is sent.
     sync(&env, &account).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     dispatcher.run_once().await.unwrap();
     let sent = env.gmail.sent_messages();
     assert_eq!(sent.len(), 1);
@@ -162,14 +141,7 @@ async fn a_connection_dropped_after_the_send_committed_is_reconciled_as_sent_onc
     let draft = env.gmail.file_draft(&reply(1, "once"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    let decision = decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    let decision = approve_now(&env, item.id).await;
     env.gmail.drop_after_commit("drafts.send", 1);
     let dispatcher = env.dispatcher().await;
     let first = dispatcher.run_once().await.unwrap();
@@ -197,14 +169,7 @@ async fn a_429_on_send_is_retried_and_a_503_is_reconciled_first_never_duplicated
     sync(&env, &account).await;
     for draft in [&limited, &unavailable] {
         let item = item_for(&env, &draft.id).await;
-        decide::approve(
-            &env.store,
-            &shown(&env, item.id).await,
-            UndoWindow::None,
-            ACTOR,
-        )
-        .await
-        .unwrap();
+        approve_now(&env, item.id).await;
     }
     env.gmail.fail_next(
         "drafts.send",
@@ -346,14 +311,7 @@ async fn twenty_approvals_made_offline_go_out_once_in_order_when_the_services_an
     for (g, m) in gmail_drafts.iter().zip(&muster_drafts) {
         for external in [&g.id, m] {
             let item = item_for(&env, external).await;
-            decide::approve(
-                &env.store,
-                &shown(&env, item.id).await,
-                UndoWindow::None,
-                ACTOR,
-            )
-            .await
-            .unwrap();
+            approve_now(&env, item.id).await;
         }
     }
     let dispatcher = env.dispatcher().await;
@@ -443,14 +401,7 @@ async fn pause_stops_every_dispatch_until_resumed() {
     let draft = env.gmail.file_draft(&reply(1, "paused"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     env.store.set_paused(true).await.unwrap();
     let dispatcher = env.dispatcher().await;
     assert!(dispatcher.run_once().await.unwrap().paused);
@@ -471,14 +422,7 @@ async fn an_account_without_send_permission_is_refused_with_a_sentence_not_a_403
     let draft = env.gmail.file_draft(&reply(1, "x"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     env.dispatcher().await.run_once().await.unwrap();
     let failed = item_for(&env, &draft.id).await;
     assert_eq!(failed.state, ItemState::SendFailed);
@@ -524,14 +468,7 @@ mod muster {
     async fn one_pass_tries_a_failing_decision_once_however_short_its_backoff() {
         let (env, _, draft) = muster_env(false).await;
         let item = item_for(&env, &draft).await;
-        decide::approve(
-            &env.store,
-            &shown(&env, item.id).await,
-            UndoWindow::None,
-            ACTOR,
-        )
-        .await
-        .unwrap();
+        approve_now(&env, item.id).await;
         // Something in front of muster answers every decide, and the backoff is shorter than
         // one attempt takes: the pass must still end after one try, leaving it for the next.
         env.muster.inject(
@@ -579,14 +516,7 @@ mod muster {
     async fn an_approval_is_queued_at_the_plugin_not_sent() {
         let (env, account, draft) = muster_env(false).await;
         let item = item_for(&env, &draft).await;
-        decide::approve(
-            &env.store,
-            &shown(&env, item.id).await,
-            UndoWindow::None,
-            ACTOR,
-        )
-        .await
-        .unwrap();
+        approve_now(&env, item.id).await;
         env.dispatcher().await.run_once().await.unwrap();
         assert_eq!(env.muster.draft(&draft).unwrap()["state"], "approved");
         let queued = item_for(&env, &draft).await;
@@ -636,14 +566,7 @@ mod muster {
             )
             .await
             .unwrap();
-        decide::approve(
-            &env.store,
-            &shown(&env, item.id).await,
-            UndoWindow::None,
-            ACTOR,
-        )
-        .await
-        .unwrap();
+        approve_now(&env, item.id).await;
         let dispatcher = env.dispatcher().await;
         let report = dispatcher.run_once().await.unwrap();
         assert_eq!(report.done.len(), 1);
@@ -664,14 +587,7 @@ mod muster {
             )
             .await
             .unwrap();
-        decide::approve(
-            &env.store,
-            &shown(&env, other_item.id).await,
-            UndoWindow::None,
-            ACTOR,
-        )
-        .await
-        .unwrap();
+        approve_now(&env, other_item.id).await;
         let report = dispatcher.run_once().await.unwrap();
         assert_eq!(report.conflicts.len(), 1);
         assert!(item_for(&env, &other)
@@ -716,14 +632,7 @@ async fn after_reconnecting_with_send_permission_a_refused_gmail_draft_can_be_ap
     let draft = env.gmail.file_draft(&reply(1, "retry me"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     let dispatcher = env.dispatcher().await;
     dispatcher.run_once().await.unwrap();
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::SendFailed);
@@ -731,14 +640,7 @@ async fn after_reconnecting_with_send_permission_a_refused_gmail_draft_can_be_ap
     env.gmail.set_grant_scopes(None);
     let reconnected = env.connect_gmail().await;
     assert_eq!(reconnected.id, account.id, "reconnecting keeps the account");
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     dispatcher.run_once().await.unwrap();
     assert_eq!(env.gmail.send_count(&draft.id), 1);
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
@@ -751,14 +653,7 @@ async fn a_draft_sent_from_gmail_itself_before_dispatch_is_a_conflict_and_not_se
     let draft = env.gmail.file_draft(&raw, None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     let client = env.services.gmail(&account).await.unwrap();
     client.send_draft(&draft.id, &raw, None).await.unwrap();
     let report = env.dispatcher().await.run_once().await.unwrap();
@@ -775,14 +670,7 @@ async fn an_outcome_that_stays_unknown_goes_to_the_owner_instead_of_being_resent
     let draft = env.gmail.file_draft(&reply(1, "unknown"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
     env.gmail.drop_after_commit("drafts.send", 1);
     // Sent, but Sent cannot be searched: the outcome cannot be confirmed.
     env.gmail.fail_next(

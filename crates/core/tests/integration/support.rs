@@ -177,6 +177,20 @@ where
     panic!("{what}: not within {limit:?}");
 }
 
+/// Approve the current version of `item_id` with no undo window, as the owner would after
+/// reading it.
+pub async fn approve_now(env: &Env, item_id: i64) -> countersign_core::store::Decision {
+    let shown = shown(env, item_id).await;
+    countersign_core::decide::approve(
+        &env.store,
+        &shown,
+        countersign_core::decide::UndoWindow::None,
+        "owner via test",
+    )
+    .await
+    .unwrap()
+}
+
 /// Run dispatch passes until `done` holds. A pass carries out only what is due, so this waits
 /// out whatever backoff the dispatcher chose; the limit only stops a hang.
 pub async fn dispatch_until<F, Fut>(dispatcher: &Dispatcher, what: &str, mut done: F)

@@ -14,7 +14,7 @@ use countersign_core::{ItemFilter, ItemState};
 use countersign_fakes::muster::CheckVerdict;
 use countersign_muster::EventOptions;
 
-use crate::support::{eventually, item_for, resync, shown, Env};
+use crate::support::{approve_now, eventually, item_for, resync, shown, Env};
 
 const ACTOR: &str = "owner via test";
 
@@ -164,14 +164,7 @@ async fn a_draft_awaiting_its_check_becomes_pending_when_the_plugin_says_sendabl
     resync(&env, &account).await;
     let item = item_for(&env, &draft).await;
     assert_eq!(item.state, ItemState::Pending);
-    decide::approve(
-        &env.store,
-        &shown(&env, item.id).await,
-        UndoWindow::None,
-        ACTOR,
-    )
-    .await
-    .unwrap();
+    approve_now(&env, item.id).await;
 }
 
 fn quick_events() -> EventOptions {

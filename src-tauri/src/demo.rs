@@ -63,14 +63,7 @@ impl Demo {
         .await
         .context("cannot start the demo's fake muster")?;
         services
-            .connect_gmail(
-                store,
-                GmailConnect::auto_consent(
-                    gmail.client_secret_json().to_string(),
-                    gmail.api_base(),
-                    gmail.tokeninfo_url(),
-                ),
-            )
+            .connect_gmail(store, GmailConnect::to_fake(&gmail))
             .await
             .context("cannot connect the demo Gmail account")?;
         services
@@ -195,7 +188,7 @@ mod tests {
             .await
             .unwrap()
             .into_iter()
-            .map(|a| a.kind)
+            .map(|a| a.profile.kind)
             .collect();
         assert_eq!(kinds.len(), 2, "one account per fake, not more: {kinds:?}");
         assert!(kinds.contains(&countersign_core::Source::Gmail));

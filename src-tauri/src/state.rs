@@ -277,7 +277,7 @@ mod tests {
         assert!(
             accounts
                 .iter()
-                .all(|a| a.secret_storage == countersign_core::store::SecretStorage::File),
+                .all(|a| a.profile.secret_storage == countersign_core::store::SecretStorage::File),
             "demo secrets never go to the keyring: {accounts:?}"
         );
         assert!(state.app().unwrap().is_dispatcher());

@@ -174,7 +174,7 @@ async fn connecting_the_fake_gmail_from_the_welcome_ends_on_the_queue_with_its_d
         .is_empty());
     let accounts = fixture.store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
-    assert_eq!(accounts[0].kind, countersign_core::Source::Gmail);
+    assert_eq!(accounts[0].profile.kind, countersign_core::Source::Gmail);
     app.quit().await.unwrap();
 }
 

@@ -102,14 +102,7 @@ impl Fixture {
     pub async fn connect_gmail(&self) -> Result<Account> {
         let account = self
             .services
-            .connect_gmail(
-                &self.store,
-                GmailConnect::auto_consent(
-                    self.gmail.client_secret_json().to_string(),
-                    self.gmail.api_base(),
-                    self.gmail.tokeninfo_url(),
-                ),
-            )
+            .connect_gmail(&self.store, GmailConnect::to_fake(&self.gmail))
             .await
             .context("cannot connect the fake Gmail")?;
         Ok(account)
@@ -127,7 +120,7 @@ impl Fixture {
 
     /// Brings the mirror up to date with `account`'s drafts.
     pub async fn sync(&self, account: &Account) -> Result<()> {
-        match account.kind {
+        match account.profile.kind {
             countersign_core::Source::Gmail => {
                 let client = self.services.gmail(account).await?;
                 sync_gmail(&self.store, account, &client).await?;

@@ -53,12 +53,9 @@ pub enum AccountCommand {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct AccountLine {
-    id: String,
-    kind: Source,
-    label: String,
-    address: String,
-    granted_scopes: Vec<String>,
-    secret_storage: SecretStorage,
+    /// The account as the mirror keeps it (flattened: one flat JSON object a line).
+    #[serde(flatten)]
+    account: Account,
     /// Where the secret is, in words (a path for the file storage).
     secret_location: String,
     /// Whether its service answered last time.
@@ -75,12 +72,7 @@ impl AccountLine {
         Ok(AccountLine {
             secret_location: secret_location(data_dir, &account),
             send_refusal: countersign_core::actions::send_refusal(&account),
-            id: account.id,
-            kind: account.kind,
-            label: account.label,
-            address: account.address,
-            granted_scopes: account.granted_scopes,
-            secret_storage: account.secret_storage,
+            account,
             online: cursor.online,
             last_sync_at: cursor.last_sync_at,
             last_error: cursor.last_error,
@@ -178,14 +170,15 @@ async fn added(store: &Store, data_dir: &Path, account: Account, json: bool) -> 
     if json {
         println!("{}", serde_json::to_string_pretty(&line)?);
     } else {
+        let profile = &line.account.profile;
         println!(
             "Connected {} ({}, {}).",
-            line.address,
-            line.kind.as_str(),
-            line.id
+            profile.address,
+            profile.kind.as_str(),
+            line.account.id
         );
-        if line.kind == Source::Gmail {
-            println!("Granted scopes: {}", scopes_text(&line.granted_scopes));
+        if profile.kind == Source::Gmail {
+            println!("Granted scopes: {}", scopes_text(&profile.granted_scopes));
         }
         println!("Secret kept in {}.", line.secret_location);
     }
@@ -203,15 +196,19 @@ fn print_list(lines: &[AccountLine], json: bool) -> Result<()> {
             .map(|t| format!("last sync {t}"))
             .unwrap_or_else(|| "never synced".into());
         let online = if line.online { "online" } else { "offline" };
+        let profile = &line.account.profile;
         println!(
             "{}  {:<6}  {}  ({online}, {synced}, secret in {})",
-            line.id,
-            line.kind.as_str(),
-            line.address,
-            line.secret_storage.as_str()
+            line.account.id,
+            profile.kind.as_str(),
+            profile.address,
+            profile.secret_storage.as_str()
         );
-        if line.kind == Source::Gmail {
-            println!("    scopes: {}", scopes_text(&line.granted_scopes));
+        if profile.kind == Source::Gmail {
+            println!("    scopes: {}", scopes_text(&profile.granted_scopes));
+        }
+        if let Some(reason) = &line.account.reconnect_reason {
+            println!("    {reason}");
         }
         if let Some(error) = &line.last_error {
             println!("    last error: {error}");
@@ -233,10 +230,10 @@ fn scopes_text(scopes: &[String]) -> String {
 /// Where the account's secret is, in words. The file layout is the gmail crate's
 /// (`gmail-tokens/<id>.json`) and core's (`muster-secrets/…`), named here only to tell the user.
 fn secret_location(data_dir: &Path, account: &Account) -> String {
-    match account.secret_storage {
+    match account.profile.secret_storage {
         SecretStorage::Keyring => "the OS keyring".into(),
         SecretStorage::File => {
-            let dir = match account.kind {
+            let dir = match account.profile.kind {
                 Source::Gmail => data_dir.join("gmail-tokens"),
                 Source::Muster => data_dir.join("muster-secrets"),
             };

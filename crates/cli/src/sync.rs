@@ -43,8 +43,8 @@ pub async fn run(store: &Store, data_dir: &Path, json: bool) -> Result<ExitCode>
     for account in &accounts {
         let mut line = AccountSync {
             account: account.id.clone(),
-            kind: account.kind,
-            address: account.address.clone(),
+            kind: account.profile.kind,
+            address: account.profile.address.clone(),
             ok: true,
             new_items: 0,
             new_versions: 0,
@@ -81,7 +81,7 @@ async fn sync_one(
     account: &Account,
     line: &mut AccountSync,
 ) -> countersign_core::Result<()> {
-    match account.kind {
+    match account.profile.kind {
         Source::Gmail => {
             let client = services.gmail(account).await?;
             // The owner asked: list every draft, so one deleted or sent in Gmail is seen even

@@ -146,8 +146,8 @@ pub fn editable(source: Source, state: ItemState) -> std::result::Result<(), &'s
 /// read-only); `None` when it can. Approving stays open: the dispatcher refuses the send with
 /// this sentence, and the item becomes decidable again once the account is reconnected.
 pub fn send_refusal(account: &Account) -> Option<String> {
-    match account.kind {
-        Source::Gmail => countersign_gmail::can_send(&account.granted_scopes)
+    match account.profile.kind {
+        Source::Gmail => countersign_gmail::can_send(&account.profile.granted_scopes)
             .err()
             .map(|sentence| sentence.to_string()),
         Source::Muster => None,

@@ -118,7 +118,7 @@ pub async fn gmail_link_of(store: &Store, item_id: i64) -> Result<Option<String>
     }
     let account = store.get_account(&item.summary.account_id).await?;
     Ok(Some(gmail_draft_link(
-        &account.address,
+        &account.profile.address,
         &item.summary.version,
     )))
 }

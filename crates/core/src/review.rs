@@ -74,7 +74,9 @@ pub struct ReviewDetail {
     /// The version the owner was reading changed into this one while on screen: the changes
     /// since then (asked for with `since`; `None` when it is the same version).
     pub changed_since: Option<ReviewDiff>,
-    /// The item.
+    /// The item. The app reads only its queue line (the rest is for the CLI's `show`), so the
+    /// UI's type is that line: ts-rs would otherwise print the line's fields again in `Item`.
+    #[cfg_attr(feature = "ui-types", ts(as = "crate::store::ItemSummary"))]
     pub item: Item,
     /// The rendering and the history (flattened: the same fields as before, beside `item`).
     #[serde(flatten)]
@@ -144,7 +146,7 @@ pub async fn review_detail_since(
         .found("version", format!("current version of item {item_id}"))?;
     let options = RenderOptions {
         allow_remote_content: allow_remote,
-        owner_domains: owner_domains(&account.address, account.kind),
+        owner_domains: owner_domains(&account.profile.address, account.profile.kind),
         parent: parent_of(&item),
         // Gmail gives every draft a thread id, a new message too: only a known parent (or the
         // draft's own In-Reply-To / "Re:" subject, which the renderer reads) makes it a reply.
@@ -202,8 +204,9 @@ pub async fn review_detail_since(
         _ => (vec![], None),
     };
     let answered = crate::answered::answered_message(store, &item).await?;
-    let gmail_link = (item.summary.source == Source::Gmail)
-        .then(|| crate::answered::gmail_draft_link(&account.address, &item.summary.version));
+    let gmail_link = (item.summary.source == Source::Gmail).then(|| {
+        crate::answered::gmail_draft_link(&account.profile.address, &item.summary.version)
+    });
     Ok(ReviewDetail {
         shown: Shown {
             id: item_id,

@@ -235,7 +235,7 @@ impl RunningApp {
     fn follow(&self, account: Account) {
         let mut followed = self.followed.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(current) = followed.get(&account.id) {
-            if account.kind == Source::Gmail && !current.task.is_finished() {
+            if account.profile.kind == Source::Gmail && !current.task.is_finished() {
                 self.poll_gmail_now.notify_waiters();
                 return;
             }
@@ -276,7 +276,7 @@ impl RunningApp {
     ) -> tokio::task::JoinHandle<()> {
         let on_change = self.change_handler();
         let store = self.store.clone();
-        match account.kind {
+        match account.profile.kind {
             Source::Gmail => tokio::spawn(poll_gmail(
                 store,
                 self.services.clone(),
@@ -340,7 +340,7 @@ impl RunningApp {
     /// Sync every account once, now (listing every Gmail draft: the owner asked).
     pub async fn sync_now(&self) -> Result<()> {
         for account in self.store.list_accounts().await? {
-            let result = match account.kind {
+            let result = match account.profile.kind {
                 Source::Gmail => match self.services.gmail(&account).await {
                     Ok(client) => sync_gmail_with(&self.store, &account, &client, Listing::Always)
                         .await

@@ -189,6 +189,7 @@ impl GmailDispatch<'_> {
             None => {
                 let domain = self
                     .account
+                    .profile
                     .address
                     .rsplit_once('@')
                     .map(|(_, d)| d.to_string())

@@ -291,7 +291,7 @@ impl Dispatcher {
 
     async fn dispatch(&self, decision: &Decision) -> Result<(Step, Timing)> {
         let (account, item) = self.context(decision).await?;
-        let step = match account.kind {
+        let step = match account.profile.kind {
             Source::Gmail => {
                 if let Some(reason) = &account.reconnect_reason {
                     // Not even a token refresh: it waits, queued, for the reconnect.
@@ -322,7 +322,7 @@ impl Dispatcher {
 
     async fn reconcile(&self, decision: &Decision) -> Result<(Step, Timing)> {
         let (account, item) = self.context(decision).await?;
-        match account.kind {
+        match account.profile.kind {
             Source::Gmail => {
                 let client = self.services.gmail_for_dispatch(&account).await?;
                 let step = self

@@ -134,7 +134,7 @@ impl Services {
     /// Remove an account: its secrets, its files, and everything mirrored for it.
     pub async fn remove_account(&self, store: &Store, account_id: &str) -> Result<()> {
         let account = store.get_account(account_id).await?;
-        match account.kind {
+        match account.profile.kind {
             Source::Gmail => {
                 self.tokens.remove(account_id)?;
                 self.gmail.lock().await.remove(account_id);
@@ -168,9 +168,14 @@ impl Services {
         }
         let file = read_account_file(&self.account_dir(&account.id))?;
         let secret = ClientSecret::from_json(&file.client_secret)?;
-        let sync =
-            self.build_gmail(&secret, &account.id, &account.api_base, &file.tokeninfo_url)?;
-        let mut config = ClientConfig::with_endpoints(&account.api_base, &file.tokeninfo_url);
+        let sync = self.build_gmail(
+            &secret,
+            &account.id,
+            &account.profile.api_base,
+            &file.tokeninfo_url,
+        )?;
+        let mut config =
+            ClientConfig::with_endpoints(&account.profile.api_base, &file.tokeninfo_url);
         config.retry = self.dispatch_retry.clone();
         let source = OAuthTokenSource::new(secret, self.tokens.clone(), &account.id)?;
         let dispatch = GmailClient::with_quota(config, Arc::new(source), sync.quota().clone())?;
@@ -186,7 +191,7 @@ impl Services {
             return Ok(client.clone());
         }
         let password = self.passwords.load(&account.id)?;
-        let base = account.api_base.parse().map_err(|e| {
+        let base = account.profile.api_base.parse().map_err(|e| {
             Error::Corrupt(format!(
                 "the muster URL of {} does not parse: {e}",
                 account.id

@@ -31,13 +31,29 @@ impl SecretStorage {
     }
 }
 
-/// A connected account.
+/// A connected account: what was connected, and what the mirror keeps of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Account {
     /// Stable id, e.g. `gmail-3f2a91c0`.
     pub id: String,
+    /// What was connected (flattened: the wire keeps one flat account).
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ui-types", ts(flatten))]
+    pub profile: NewAccount,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+    /// Why it must be reconnected before it is read or sent from again (e.g. "Reconnect
+    /// needed: Google ended this sign-in …"); `None` when it works. Connecting again clears it.
+    pub reconnect_reason: Option<String>,
+}
+
+/// What is needed to add an account, and what connecting it again may change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct NewAccount {
     /// Gmail or muster.
     pub kind: Source,
     /// What the owner calls it.
@@ -47,28 +63,6 @@ pub struct Account {
     /// The API base URL the clients talk to.
     pub api_base: String,
     /// OAuth scopes Google reported as granted (Gmail only).
-    pub granted_scopes: Vec<String>,
-    /// Where the secret lives.
-    pub secret_storage: SecretStorage,
-    /// When it was added.
-    pub created_at: DateTime<Utc>,
-    /// Why it must be reconnected before it is read or sent from again (e.g. "Reconnect
-    /// needed: Google ended this sign-in …"); `None` when it works. Connecting again clears it.
-    pub reconnect_reason: Option<String>,
-}
-
-/// What is needed to add an account.
-#[derive(Clone, Debug)]
-pub struct NewAccount {
-    /// Gmail or muster.
-    pub kind: Source,
-    /// What the owner calls it.
-    pub label: String,
-    /// The mailbox address or instance URL.
-    pub address: String,
-    /// The API base URL.
-    pub api_base: String,
-    /// Granted scopes (Gmail).
     pub granted_scopes: Vec<String>,
     /// Where the secret lives.
     pub secret_storage: SecretStorage,
@@ -209,13 +203,15 @@ fn account_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Account> {
     let scopes: String = row.try_get("granted_scopes")?;
     Ok(Account {
         id: row.try_get("id")?,
-        kind: parse_enum(row.try_get::<&str, _>("kind")?)?,
-        label: row.try_get("label")?,
-        address: row.try_get("address")?,
-        api_base: row.try_get("api_base")?,
-        granted_scopes: serde_json::from_str(&scopes)
-            .map_err(|e| Error::Corrupt(format!("bad granted scopes: {e}")))?,
-        secret_storage: parse_enum(row.try_get::<&str, _>("secret_storage")?)?,
+        profile: NewAccount {
+            kind: parse_enum(row.try_get::<&str, _>("kind")?)?,
+            label: row.try_get("label")?,
+            address: row.try_get("address")?,
+            api_base: row.try_get("api_base")?,
+            granted_scopes: serde_json::from_str(&scopes)
+                .map_err(|e| Error::Corrupt(format!("bad granted scopes: {e}")))?,
+            secret_storage: parse_enum(row.try_get::<&str, _>("secret_storage")?)?,
+        },
         created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
         reconnect_reason: row.try_get("reconnect_reason")?,
     })

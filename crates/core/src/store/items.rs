@@ -62,7 +62,6 @@ pub struct AttachmentMeta {
 
 /// Fields only muster items have.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MusterFields {
     /// The route the reply was written on.
@@ -196,7 +195,6 @@ pub struct ItemSummary {
 
 /// A whole item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Item {
     /// The queue line.

@@ -70,14 +70,7 @@ impl Env {
 
     pub async fn connect_gmail(&self) -> Account {
         self.services
-            .connect_gmail(
-                &self.store,
-                GmailConnect::auto_consent(
-                    self.gmail.client_secret_json().to_string(),
-                    self.gmail.api_base(),
-                    self.gmail.tokeninfo_url(),
-                ),
-            )
+            .connect_gmail(&self.store, GmailConnect::to_fake(&self.gmail))
             .await
             .expect("connect the fake Gmail")
     }

@@ -252,7 +252,7 @@ async fn a_reply_s_thread_is_read_once_and_the_message_it_answers_is_kept_in_ful
         Some(
             format!(
                 "https://mail.google.com/mail/u/{}/#drafts?compose={}",
-                account.address, first.message_id
+                account.profile.address, first.message_id
             )
             .as_str()
         )

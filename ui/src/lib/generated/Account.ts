@@ -3,13 +3,22 @@ import type { SecretStorage } from "./SecretStorage";
 import type { Source } from "./Source";
 
 /**
- * A connected account.
+ * A connected account: what was connected, and what the mirror keeps of it.
  */
 export type Account = { 
 /**
  * Stable id, e.g. `gmail-3f2a91c0`.
  */
 id: string, 
+/**
+ * When it was added.
+ */
+createdAt: string, 
+/**
+ * Why it must be reconnected before it is read or sent from again (e.g. "Reconnect
+ * needed: Google ended this sign-in …"); `None` when it works. Connecting again clears it.
+ */
+reconnectReason: string | null, 
 /**
  * Gmail or muster.
  */
@@ -33,13 +42,4 @@ grantedScopes: Array<string>,
 /**
  * Where the secret lives.
  */
-secretStorage: SecretStorage, 
-/**
- * When it was added.
- */
-createdAt: string, 
-/**
- * Why it must be reconnected before it is read or sent from again (e.g. "Reconnect
- * needed: Google ended this sign-in …"); `None` when it works. Connecting again clears it.
- */
-reconnectReason: string | null, };
+secretStorage: SecretStorage, };

@@ -3,7 +3,7 @@ import type { AnsweredMessage } from "./AnsweredMessage";
 import type { AuditEntry } from "./AuditEntry";
 import type { Decision } from "./Decision";
 import type { EditForm } from "./EditForm";
-import type { Item } from "./Item";
+import type { ItemSummary } from "./ItemSummary";
 import type { Refusal } from "./Refusal";
 import type { ReviewDiff } from "./ReviewDiff";
 import type { ReviewView } from "./ReviewView";
@@ -26,9 +26,10 @@ shown: Shown,
  */
 changedSince: ReviewDiff | null, 
 /**
- * The item.
+ * The item. The app reads only its queue line (the rest is for the CLI's `show`), so the
+ * UI's type is that line: ts-rs would otherwise print the line's fields again in `Item`.
  */
-item: Item, 
+item: ItemSummary, 
 /**
  * The current version, rendered: headers, bodies (text and sanitized HTML), attachments,
  * flags and warnings.

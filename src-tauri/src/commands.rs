@@ -263,21 +263,10 @@ pub fn set_viewing(
     Ok(())
 }
 
-/// Approve the version shown (`version`, `digest` from the review detail on screen); it is
-/// sent when the undo window closes. Another current version is refused
-/// (`changed_since_shown`).
+/// Approve the version shown (the review detail's `shown`); it is sent when the undo window
+/// closes. Another current version is refused (`changed_since_shown`).
 #[tauri::command]
-pub async fn approve(
-    state: State<'_, AppState>,
-    id: i64,
-    version: String,
-    digest: String,
-) -> Result<Decision, UiError> {
-    let shown = Shown {
-        id,
-        version,
-        digest,
-    };
+pub async fn approve(state: State<'_, AppState>, shown: Shown) -> Result<Decision, UiError> {
     // Core tells the UI (items-changed) before this returns.
     Ok(state.app()?.approve(&shown, ACTOR).await?)
 }
@@ -288,17 +277,10 @@ pub async fn approve(
 #[tauri::command]
 pub async fn save_edit(
     state: State<'_, AppState>,
-    id: i64,
-    version: String,
-    digest: String,
+    shown: Shown,
     subject: String,
     text: String,
 ) -> Result<Shown, UiError> {
-    let shown = Shown {
-        id,
-        version,
-        digest,
-    };
     Ok(state
         .app()?
         .save_edit(&shown, &subject, &text, ACTOR)
@@ -309,16 +291,9 @@ pub async fn save_edit(
 #[tauri::command]
 pub async fn reject(
     state: State<'_, AppState>,
-    id: i64,
-    version: String,
-    digest: String,
+    shown: Shown,
     reason: String,
 ) -> Result<Decision, UiError> {
-    let shown = Shown {
-        id,
-        version,
-        digest,
-    };
     Ok(state.app()?.reject(&shown, &reason, ACTOR).await?)
 }
 

@@ -153,7 +153,7 @@ async fn a_draft_updated_while_shown_is_shown_again_and_only_the_new_version_is_
         .execute_async(
             "const done = arguments[arguments.length - 1];
              window.__TAURI_INTERNALS__
-               .invoke('approve', {id: arguments[0], version: arguments[1], digest: arguments[2]})
+               .invoke('approve', {shown: {id: arguments[0], version: arguments[1], digest: arguments[2]}})
                .then(() => done('approved'), (e) => done(e.code));",
             vec![
                 item.id.into(),

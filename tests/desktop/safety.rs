@@ -14,7 +14,7 @@ fn hostile_draft(remote: &str) -> Vec<u8> {
     let html = format!(
         "<p>Hello Ana,</p>\
          <script>document.title='pwned-script';\
-           window.top.__TAURI_INTERNALS__.invoke('approve', {{id: 1}});</script>\
+           window.top.__TAURI_INTERNALS__.invoke('approve', {{shown: {{id: 1}}}});</script>\
          <img src=\"x\" onerror=\"document.title='pwned-onerror';parent.document.title='pwned'\">\
          <img src=\"{remote}/pixel.png\" alt=\"tracker\">\
          <div style=\"background-image:url({remote}/bg.png)\">styled</div>\

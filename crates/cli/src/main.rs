@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use countersign_core::decide::{self, UndoWindow};
 use countersign_core::store::DecisionFilter;
 use countersign_core::{ItemFilter, ItemState, Store};
@@ -70,13 +70,8 @@ enum Command {
     },
     /// Approve an item: it is sent after the undo window.
     Approve {
-        /// The item id.
-        id: i64,
-        /// The version you reviewed (from `show`): refused if the draft has changed since.
-        /// Without it the current version is approved and its digest printed; scripts should
-        /// pass it.
-        #[arg(long)]
-        version: Option<String>,
+        #[command(flatten)]
+        reviewed: Reviewed,
         /// Send as soon as the dispatcher runs, without an undo window.
         #[arg(long)]
         no_undo: bool,
@@ -84,11 +79,8 @@ enum Command {
     /// Edit a Gmail draft's subject or text before approving it: Gmail gets a new version in
     /// which nothing else changes, which you then review (`show`) and approve.
     Edit {
-        /// The item id.
-        id: i64,
-        /// The version you reviewed (from `show`): refused if the draft has changed since.
-        #[arg(long)]
-        version: Option<String>,
+        #[command(flatten)]
+        reviewed: Reviewed,
         /// The new subject (unchanged when not given).
         #[arg(long)]
         subject: Option<String>,
@@ -98,11 +90,8 @@ enum Command {
     },
     /// Reject an item with a reason.
     Reject {
-        /// The item id.
-        id: i64,
-        /// The version you reviewed (from `show`): refused if the draft has changed since.
-        #[arg(long)]
-        version: Option<String>,
+        #[command(flatten)]
+        reviewed: Reviewed,
         /// Why (goes back to the agent and into the audit log).
         #[arg(long)]
         reason: String,
@@ -122,6 +111,18 @@ enum Command {
     Pause,
     /// Resume sending.
     Resume,
+}
+
+/// The item a decision or an edit is about, and the version the owner reviewed.
+#[derive(Debug, Args)]
+struct Reviewed {
+    /// The item id.
+    id: i64,
+    /// The version you reviewed (from `show`): refused if the draft has changed since.
+    /// Without it the current version is the one bound, and its digest printed; scripts should
+    /// pass it.
+    #[arg(long)]
+    version: Option<String>,
 }
 
 const ACTOR: &str = "owner via cli";
@@ -227,36 +228,27 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let shown = output::ItemDetail::load(&store, *id).await?;
             output::item_detail(&shown, json)
         }
-        Command::Approve {
-            id,
-            version,
-            no_undo,
-        } => {
+        Command::Approve { reviewed, no_undo } => {
             let window = if *no_undo {
                 UndoWindow::None
             } else {
                 UndoWindow::FromSettings
             };
-            let shown = shown_version(&store, *id, version.as_deref()).await?;
+            let shown = reviewed.shown(&store).await?;
             let decision = decide::approve(&store, &shown, window, ACTOR).await?;
             output::decision_made(&decision, json)
         }
-        Command::Reject {
-            id,
-            version,
-            reason,
-        } => {
-            let shown = shown_version(&store, *id, version.as_deref()).await?;
+        Command::Reject { reviewed, reason } => {
+            let shown = reviewed.shown(&store).await?;
             let decision = decide::reject(&store, &shown, reason, ACTOR).await?;
             output::decision_made(&decision, json)
         }
         Command::Edit {
-            id,
-            version,
+            reviewed,
             subject,
             text_file,
         } => {
-            let shown = shown_version(&store, *id, version.as_deref()).await?;
+            let shown = reviewed.shown(&store).await?;
             let edited = review::edit(
                 &store,
                 &services(&dir),
@@ -296,29 +288,28 @@ async fn run(cli: Cli) -> Result<ExitCode> {
     printed.map(|()| ExitCode::SUCCESS)
 }
 
-/// What the owner reviewed: the `--version` they name (its digest from the mirror), or the
-/// current version when they name none.
-async fn shown_version(
-    store: &countersign_core::Store,
-    id: i64,
-    version: Option<&str>,
-) -> Result<decide::Shown> {
-    let current = decide::current(store, id).await?;
-    Ok(match version {
-        None => current,
-        Some(version) if version == current.version => current,
-        Some(version) => {
-            let digest = store
-                .version(id, version)
-                .await
-                .map(|v| v.sha256)
-                // An unknown version still binds, and is refused as not current by core.
-                .unwrap_or_default();
-            decide::Shown {
-                id,
-                version: version.to_owned(),
-                digest,
+impl Reviewed {
+    /// What the command binds to: the `--version` the owner names (its digest from the
+    /// mirror), or the current version when they name none.
+    async fn shown(&self, store: &countersign_core::Store) -> Result<decide::Shown> {
+        let id = self.id;
+        let current = decide::current(store, id).await?;
+        Ok(match self.version.as_deref() {
+            None => current,
+            Some(version) if version == current.version => current,
+            Some(version) => {
+                let digest = store
+                    .version(id, version)
+                    .await
+                    .map(|v| v.sha256)
+                    // An unknown version still binds, and is refused as not current by core.
+                    .unwrap_or_default();
+                decide::Shown {
+                    id,
+                    version: version.to_owned(),
+                    digest,
+                }
             }
-        }
-    })
+        })
+    }
 }

@@ -156,22 +156,19 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     for warning in &view.warnings {
         println!("Warning: {}", warning.message);
     }
-    if !detail.content.routes.is_empty() {
-        println!("Routes:");
-        for route in &detail.content.routes {
-            println!(
-                "  {}  {:<12} session {}{}",
-                route.route_id,
-                route.state.as_str(),
-                route.session,
-                route
-                    .reason
-                    .as_deref()
-                    .map(|r| format!(" — {r}"))
-                    .unwrap_or_default()
-            );
-        }
-    }
+    section("Routes", &detail.content.routes, |route| {
+        format!(
+            "{}  {:<12} session {}{}",
+            route.route_id,
+            route.state.as_str(),
+            route.session,
+            route
+                .reason
+                .as_deref()
+                .map(|r| format!(" — {r}"))
+                .unwrap_or_default()
+        )
+    });
     if let Some(bound) = &detail.content.redraft_bound {
         println!("Redraft: {bound}");
     }
@@ -187,29 +184,36 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
             diff.base_version, summary.id
         );
     }
-    println!("Versions:");
-    for version in &detail.content.versions {
-        println!(
-            "  {}  {}  {} bytes  first seen {}",
+    section("Versions", &detail.content.versions, |version| {
+        format!(
+            "{}  {}  {} bytes  first seen {}",
             version.version,
             &version.sha256[..12],
             version.size,
             version.first_seen_at
-        );
-    }
-    if !detail.content.audit.is_empty() {
-        println!("Audit:");
-        for entry in &detail.content.audit {
-            println!(
-                "  {}  {:<12} {:<20} {}",
-                entry.at,
-                entry.line.actor,
-                entry.line.action,
-                entry.line.outcome.as_deref().unwrap_or("")
-            );
-        }
-    }
+        )
+    });
+    section("Audit", &detail.content.audit, |entry| {
+        format!(
+            "{}  {:<12} {:<20} {}",
+            entry.at,
+            entry.line.actor,
+            entry.line.action,
+            entry.line.outcome.as_deref().unwrap_or("")
+        )
+    });
     Ok(())
+}
+
+/// `title` and one indented line per item; nothing when there are none.
+fn section<T>(title: &str, items: &[T], line: impl Fn(&T) -> String) {
+    if items.is_empty() {
+        return;
+    }
+    println!("{title}:");
+    for item in items {
+        println!("  {}", line(item));
+    }
 }
 
 /// What a decision command did.

@@ -77,14 +77,14 @@ export const setViewing = (id: number | null) => call<null>("set_viewing", { id 
 /** Tells the shell the owner went idle (or came back): Gmail is checked less often meanwhile. */
 export const setIdle = (idle: boolean) => call<null>("set_idle", { idle });
 /** Approves the version on screen; refused with `changed_since_shown` if it is not current. */
-export const approve = (shown: Shown) => call<Decision>("approve", { ...shown });
+export const approve = (shown: Shown) => call<Decision>("approve", { shown });
 /** Rejects the version on screen, with a reason. */
 export const reject = (shown: Shown, reason: string) =>
-  call<Decision>("reject", { ...shown, reason });
+  call<Decision>("reject", { shown, reason });
 export const undo = (id: number) => call<Decision>("undo", { id });
 /** Saves the owner's edit of the version shown; the draft's new version, to be reviewed. */
 export const saveEdit = (shown: Shown, subject: string, text: string) =>
-  call<Shown>("save_edit", { ...shown, subject, text });
+  call<Shown>("save_edit", { shown, subject, text });
 
 export const rejectReasons = () => call<string[]>("reject_reasons");
 export const rawSource = (id: number) => call<string>("raw_source", { id });

@@ -10,7 +10,7 @@ use crate::render::{render_message, RenderOptions};
 use crate::store::{Account, Decision, Store};
 use countersign_gmail::GmailClient;
 
-use super::step::{delete_failure, read_failure, send_failure, Step, CHANGED};
+use super::step::{gmail_failure, GmailCall, Step, CHANGED};
 
 pub(super) struct GmailDispatch<'a> {
     pub(super) store: &'a Store,
@@ -34,7 +34,7 @@ impl GmailDispatch<'_> {
             Ok(draft) if draft.message_id == self.decision.version => Ok(DraftCheck::Unchanged),
             Ok(_) => Ok(DraftCheck::Changed),
             Err(countersign_gmail::Error::NotFound { .. }) => Ok(DraftCheck::Gone),
-            Err(e) => Err(read_failure(e)),
+            Err(e) => Err(gmail_failure(e, GmailCall::Read)),
         }
     }
 
@@ -62,7 +62,7 @@ impl GmailDispatch<'_> {
             .await
         {
             Ok(_) => Ok(Step::done(ItemEvent::Delivered)),
-            Err(e) => Ok(send_failure(e)),
+            Err(e) => Ok(gmail_failure(e, GmailCall::Send)),
         }
     }
 
@@ -81,7 +81,7 @@ impl GmailDispatch<'_> {
             Err(countersign_gmail::Error::NotFound { .. }) => {
                 Ok(Step::done(ItemEvent::RejectionDone))
             }
-            Err(e) => Ok(delete_failure(e)),
+            Err(e) => Ok(gmail_failure(e, GmailCall::Delete)),
         }
     }
 
@@ -147,7 +147,7 @@ impl GmailDispatch<'_> {
         };
         match self.client.find_sent_by_message_id(&message_id).await {
             Ok(found) => Ok(!found.is_empty()),
-            Err(e) => Err(read_failure(e)),
+            Err(e) => Err(gmail_failure(e, GmailCall::Read)),
         }
     }
 

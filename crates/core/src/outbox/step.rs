@@ -107,45 +107,25 @@ pub(super) const OFFLINE_MUSTER: &str = "offline: muster does not answer; it goe
 /// How the detail of a decision held back by muster's sign-in limit starts.
 pub const MUSTER_SIGN_IN_LIMITED: &str = "queued — muster sign-in limited";
 
-/// The step for a `drafts.delete` that failed.
-pub(super) fn delete_failure(error: countersign_gmail::Error) -> Step {
-    use countersign_gmail::Error as G;
-    let failure = classify_gmail(&error);
-    match error {
-        G::Transport {
-            request_sent: false,
-        } => Step::retry(OFFLINE_GMAIL),
-        e @ (G::Transport { .. } | G::Server { .. }) => Step::uncertain(e.to_string()),
-        G::RateLimited { retry_after } => Step::rate_limited(retry_after),
-        e => Step::refused(e.to_string()),
-    }
-    .met(failure)
+/// Which Gmail call failed: a read is repeated freely; a send or a delete changes the mailbox,
+/// so one that may have reached Google is looked at again, never repeated blindly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GmailCall {
+    /// `drafts.get` and the other reads before a send or a delete.
+    Read,
+    /// `drafts.send`.
+    Send,
+    /// `drafts.delete` (a rejection).
+    Delete,
 }
 
-pub(super) fn read_failure(error: countersign_gmail::Error) -> Step {
-    let failure = classify_gmail(&error);
-    match error {
-        countersign_gmail::Error::Transport { .. } | countersign_gmail::Error::Server { .. } => {
-            Step::retry(OFFLINE_GMAIL)
-        }
-        countersign_gmail::Error::RateLimited { retry_after } => Step::rate_limited(retry_after),
-        countersign_gmail::Error::SignInAgain | countersign_gmail::Error::Unauthorized => {
-            Step::retry("sign in to Gmail again: the account's access was refused")
-        }
-        // Waits, queued, until the account is reconnected (`record` marks the account).
-        countersign_gmail::Error::GrantEnded => {
-            Step::retry(countersign_gmail::GRANT_ENDED_SENTENCE)
-        }
-        other => Step::refused(other.to_string()),
-    }
-    .met(failure)
-}
-
-pub(super) fn send_failure(error: countersign_gmail::Error) -> Step {
+/// The step for a Gmail call that failed.
+pub(super) fn gmail_failure(error: countersign_gmail::Error, call: GmailCall) -> Step {
     use countersign_gmail::Error as G;
     let failure = classify_gmail(&error);
+    let changes_mailbox = call != GmailCall::Read;
     match error {
-        // Never reached Google: sending again is safe.
+        // Never reached Google: trying again is safe.
         G::Transport {
             request_sent: false,
         } => Step::retry(OFFLINE_GMAIL),
@@ -153,15 +133,25 @@ pub(super) fn send_failure(error: countersign_gmail::Error) -> Step {
         G::RateLimited { retry_after } => Step::rate_limited(retry_after),
         // Too large for Gmail: nothing left, and sending again would not help.
         e @ G::TooLarge { .. } => Step::refused(e.to_string()),
-        // The request may have been acted on: look, never resend blindly.
-        e @ (G::Transport { .. } | G::Server { .. }) => Step::uncertain(e.to_string()),
-        G::NotFound { .. } => Step::uncertain("the draft vanished while it was being sent"),
+        // A send or a delete may have been acted on: look, never repeat blindly.
+        e @ (G::Transport { .. } | G::Server { .. }) if changes_mailbox => {
+            Step::uncertain(e.to_string())
+        }
+        G::Transport { .. } | G::Server { .. } => Step::retry(OFFLINE_GMAIL),
+        // (A delete's missing draft is a done rejection: its caller never gets here.)
+        G::NotFound { .. } if call == GmailCall::Send => {
+            Step::uncertain("the draft vanished while it was being sent")
+        }
         G::SignInAgain | G::Unauthorized => {
             Step::retry("sign in to Gmail again: the account's access was refused")
         }
-        // The token refresh failed before the send left: it waits for the reconnect.
+        // The token refresh failed before the call left: it waits, queued, until the account
+        // is reconnected (`record` marks the account).
         G::GrantEnded => Step::retry(countersign_gmail::GRANT_ENDED_SENTENCE),
-        other => Step::refused(format!("Google refused to send it: {other}")),
+        other if call == GmailCall::Send => {
+            Step::refused(format!("Google refused to send it: {other}"))
+        }
+        other => Step::refused(other.to_string()),
     }
     .met(failure)
 }
@@ -216,4 +206,60 @@ pub(super) fn muster_not_done(e: countersign_muster::Error, looking_up: bool) ->
         ),
     };
     (step.met(failure), timing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use countersign_gmail::Error as G;
+
+    fn outcome(error: G, call: GmailCall) -> &'static str {
+        match gmail_failure(error, call).outcome {
+            DispatchOutcome::Retry(_) => "retry",
+            DispatchOutcome::Uncertain(_) => "uncertain",
+            DispatchOutcome::Failed(_) => "refused",
+            DispatchOutcome::Conflict(_) => "conflict",
+            DispatchOutcome::Done => "done",
+        }
+    }
+
+    /// A read is repeated freely; a send or a delete that may have reached Google is looked at
+    /// again; an account that must sign in again makes any call wait, a rejection too.
+    #[test]
+    fn a_failed_gmail_call_becomes_the_step_its_call_allows() {
+        use GmailCall::{Delete, Read, Send};
+        let server = || G::Server {
+            status: 503,
+            message: "backend error".into(),
+        };
+        let refused = || G::Refused {
+            status: 400,
+            reason: "invalidArgument".into(),
+            message: "bad".into(),
+        };
+        let cases: [(fn() -> G, [&str; 3]); 6] = [
+            (
+                || G::Transport {
+                    request_sent: false,
+                },
+                ["retry", "retry", "retry"],
+            ),
+            (
+                || G::Transport { request_sent: true },
+                ["retry", "uncertain", "uncertain"],
+            ),
+            (server, ["retry", "uncertain", "uncertain"]),
+            (|| G::GrantEnded, ["retry", "retry", "retry"]),
+            (|| G::SignInAgain, ["retry", "retry", "retry"]),
+            (refused, ["refused", "refused", "refused"]),
+        ];
+        for (error, expected) in cases {
+            let got = [Read, Send, Delete].map(|call| outcome(error(), call));
+            assert_eq!(got, expected, "{}", error());
+        }
+        match gmail_failure(refused(), Send).outcome {
+            DispatchOutcome::Failed(why) => assert!(why.starts_with("Google refused to send it")),
+            _ => unreachable!(),
+        }
+    }
 }

@@ -51,13 +51,11 @@ pub(crate) fn demo(store: &mut Store) -> ApiResult<()> {
         "Re: Contract renewal 2027",
         "Thanks for the proposal. Can you confirm the renewal keeps the current SLA?",
     )?;
-    let first = store.file_draft(
+    let first = file_claimed_draft(
+        store,
         &renewal.route_id,
         "Hi Tom,\n\nYes, the renewal keeps the 99.9% SLA. I attach the signed copy.\n\nSam",
     )?;
-    let updated_at = draft_updated_at(store, &first)?;
-    store.decide(&first, OwnerDecision::Approve, &updated_at)?;
-    store.claim(&first)?;
     store.report_result(
         &first,
         false,
@@ -82,17 +80,21 @@ pub(crate) fn demo(store: &mut Store) -> ApiResult<()> {
         "Can we move Tuesday's review to Thursday?",
         "Something came up on Tuesday. Would Thursday at 14:00 work for the design review?",
     )?;
-    let queued = store.file_draft(
+    file_claimed_draft(
+        store,
         &meeting.route_id,
         "Hi Priya,\n\nThursday at 14:00 works. I have moved the invite; same room.\n\nSam",
     )?;
-    let updated_at = draft_updated_at(store, &queued)?;
-    store.decide(&queued, OwnerDecision::Approve, &updated_at)?;
-    store.claim(&queued)?;
     Ok(())
 }
 
-fn draft_updated_at(store: &Store, id: &str) -> ApiResult<String> {
-    let draft = store.get_draft(id)?;
-    Ok(draft["updatedAt"].as_str().unwrap_or_default().to_owned())
+/// Files a draft on `route_id` that the owner approves as filed and the plugin then claims to
+/// send; returns its id.
+fn file_claimed_draft(store: &mut Store, route_id: &str, text: &str) -> ApiResult<String> {
+    let id = store.file_draft(route_id, text)?;
+    let draft = store.get_draft(&id)?;
+    let updated_at = draft["updatedAt"].as_str().unwrap_or_default().to_owned();
+    store.decide(&id, OwnerDecision::Approve, &updated_at)?;
+    store.claim(&id)?;
+    Ok(id)
 }

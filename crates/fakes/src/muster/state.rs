@@ -136,6 +136,17 @@ enum RouteKind {
     Fallback,
 }
 
+impl RouteKind {
+    /// The state a route of this kind opens in (and its message with it).
+    fn opening_state(self) -> &'static str {
+        match self {
+            RouteKind::Relayed => "relayed",
+            RouteKind::Redraft => "redraft",
+            RouteKind::Fallback => "fallback",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Route {
     id: u64,
@@ -213,12 +224,11 @@ pub(crate) struct Store {
     logins: usize,
     pub(crate) style: WireStyle,
     plugins: BTreeMap<String, Plugin>,
+    // Nothing is ever removed from these: a record's id is its place in the table, from 1 (see
+    // `insert_next`), like muster's database sequences.
     messages: BTreeMap<String, Message>,
     routes: BTreeMap<u64, Route>,
     drafts: BTreeMap<u64, Draft>,
-    next_message: u64,
-    next_route: u64,
-    next_draft: u64,
     last_stamp: DateTime<Utc>,
     events: broadcast::Sender<Change>,
 }
@@ -244,9 +254,6 @@ impl Store {
             messages: BTreeMap::new(),
             routes: BTreeMap::new(),
             drafts: BTreeMap::new(),
-            next_message: 1,
-            next_route: 1,
-            next_draft: 1,
             last_stamp: DateTime::<Utc>::MIN_UTC,
             events,
         }
@@ -339,6 +346,13 @@ impl Store {
             _ => json!(message_id),
         }
     }
+}
+
+/// Files the record `make` builds for the table's next id, and returns that id.
+fn insert_next<T>(table: &mut BTreeMap<u64, T>, make: impl FnOnce(u64) -> T) -> u64 {
+    let id = table.len() as u64 + 1;
+    table.insert(id, make(id));
+    id
 }
 
 /// Microseconds since the Unix epoch: when a cookie is issued.

@@ -53,38 +53,20 @@ impl Store {
         expected_updated_at: &str,
     ) -> ApiResult<Value> {
         let draft = self.find_draft(id)?.clone();
-        let view = self.draft_json(&draft);
-        if decision == OwnerDecision::Approve && draft.check_state == "refused" {
-            return Err(ApiError::coded(
-                409,
-                "check_refused",
-                "the plugin refused this draft; it can never be approved",
-                None,
-            ));
-        }
-        if draft.state != "pending" {
-            return Err(ApiError::coded(
-                409,
-                "already_decided",
-                "this draft was already decided",
-                Some(view),
-            ));
-        }
-        if draft.updated_at != expected_updated_at {
-            return Err(ApiError::coded(
-                412,
-                "stale",
-                "the draft changed since it was reviewed",
-                Some(view),
-            ));
-        }
-        if decision == OwnerDecision::Approve && draft.check_state == "awaiting" {
-            return Err(ApiError::coded(
-                409,
-                "draft_unchecked",
-                "the plugin has not checked this draft yet; it can only be rejected",
-                None,
-            ));
+        let approving = decision == OwnerDecision::Approve;
+        let refusal = if approving && draft.check_state == "refused" {
+            Some(Refusal::CheckRefused)
+        } else if draft.state != "pending" {
+            Some(Refusal::AlreadyDecided)
+        } else if draft.updated_at != expected_updated_at {
+            Some(Refusal::Stale)
+        } else if approving && draft.check_state == "awaiting" {
+            Some(Refusal::DraftUnchecked)
+        } else {
+            None
+        };
+        if let Some(refusal) = refusal {
+            return Err(refusal.error(self.draft_json(&draft)));
         }
         let stamp = self.stamp();
         let draft = self.drafts.get_mut(&draft.id).expect("found above");
@@ -110,5 +92,37 @@ impl Store {
             .ok()
             .and_then(|id| self.routes.get(&id))
             .ok_or_else(|| ApiError::new(404, "route not found"))
+    }
+}
+
+/// Why `decide` refuses a decision: the coded answers of the contract.
+#[derive(Clone, Copy)]
+enum Refusal {
+    CheckRefused,
+    AlreadyDecided,
+    Stale,
+    DraftUnchecked,
+}
+
+impl Refusal {
+    /// The answer muster gives; `draft` goes with the refusals that are about the draft having
+    /// moved on, so the caller sees where it stands.
+    fn error(self, draft: Value) -> ApiError {
+        let (status, code, message) = match self {
+            Refusal::CheckRefused => (
+                409,
+                "check_refused",
+                "the plugin refused this draft; it can never be approved",
+            ),
+            Refusal::AlreadyDecided => (409, "already_decided", "this draft was already decided"),
+            Refusal::Stale => (412, "stale", "the draft changed since it was reviewed"),
+            Refusal::DraftUnchecked => (
+                409,
+                "draft_unchecked",
+                "the plugin has not checked this draft yet; it can only be rejected",
+            ),
+        };
+        let draft = matches!(self, Refusal::AlreadyDecided | Refusal::Stale).then_some(draft);
+        ApiError::coded(status, code, message, draft)
     }
 }

@@ -38,26 +38,7 @@ impl Store {
             return Err(ApiError::new(400, "a message is relayed to a session"));
         }
         let stamp = self.stamp();
-        let message_id = format!("m-{}", self.next_message);
-        self.next_message += 1;
-        let route_id = self.next_route;
-        self.next_route += 1;
-        self.routes.insert(
-            route_id,
-            Route {
-                id: route_id,
-                message_id: message_id.clone(),
-                session: session.to_owned(),
-                kind: RouteKind::Relayed,
-                state: "relayed",
-                routed_via: format!("relayed by {plugin} to {session}"),
-                redraft_of: None,
-                redraft_count: 0,
-                reason: None,
-                created_at: stamp.clone(),
-                updated_at: stamp.clone(),
-            },
-        );
+        let message_id = format!("m-{}", self.messages.len() + 1);
         self.messages.insert(
             message_id.clone(),
             Message {
@@ -67,12 +48,13 @@ impl Store {
                 subject: subject.to_owned(),
                 snippet: snippet.to_owned(),
                 text: None,
-                received_at: stamp,
-                state: "relayed".to_owned(),
-                routes: vec![route_id],
+                received_at: stamp.clone(),
+                // Its first route, opened next, gives it its state.
+                state: String::new(),
+                routes: Vec::new(),
             },
         );
-        self.emit(Change::Route(route_id.to_string()));
+        let route_id = self.open_route(&message_id, session, RouteKind::Relayed, None, 0, &stamp);
         Ok(Relayed {
             message_id,
             route_id: route_id.to_string(),
@@ -145,26 +127,21 @@ impl Store {
         let plugin = &self.messages[message_id].plugin;
         let draft_checks = self.plugins.get(plugin).is_some_and(|p| p.draft_checks);
         let stamp = self.stamp();
-        let id = self.next_draft;
-        self.next_draft += 1;
-        self.drafts.insert(
+        let id = insert_next(&mut self.drafts, |id| Draft {
             id,
-            Draft {
-                id,
-                route_id,
-                message_id: message_id.to_owned(),
-                state: "pending",
-                check_state: if draft_checks { "awaiting" } else { "none" },
-                check_detail: None,
-                text: text.to_owned(),
-                redraft_of,
-                redraft_number,
-                result: None,
-                claimed: false,
-                created_at: stamp.clone(),
-                updated_at: stamp,
-            },
-        );
+            route_id,
+            message_id: message_id.to_owned(),
+            state: "pending",
+            check_state: if draft_checks { "awaiting" } else { "none" },
+            check_detail: None,
+            text: text.to_owned(),
+            redraft_of,
+            redraft_number,
+            result: None,
+            claimed: false,
+            created_at: stamp.clone(),
+            updated_at: stamp,
+        });
         self.emit(Change::Draft(id.to_string()));
         id.to_string()
     }
@@ -274,51 +251,66 @@ impl Store {
             .count() as u32;
         let has_fallback = message_routes.iter().any(|r| r.kind == RouteKind::Fallback);
         let next = if redrafts < MAX_ROUTE_REDRAFTS {
-            Some((
-                RouteKind::Redraft,
-                "redraft",
-                route.session.clone(),
-                redrafts + 1,
-            ))
+            Some((RouteKind::Redraft, route.session.as_str(), redrafts + 1))
         } else if !has_fallback {
-            Some((
-                RouteKind::Fallback,
-                "fallback",
-                CHIEF_SESSION.to_owned(),
-                redrafts,
-            ))
+            Some((RouteKind::Fallback, CHIEF_SESSION, redrafts))
         } else {
             None
         };
         match next {
-            Some((kind, state, session, count)) => {
-                let id = self.next_route;
-                self.next_route += 1;
-                self.routes.insert(
-                    id,
-                    Route {
-                        id,
-                        message_id: route.message_id.clone(),
-                        session: session.clone(),
-                        kind,
-                        state,
-                        routed_via: format!("{state} of {} to {session}", route.id),
-                        redraft_of: Some(route.id),
-                        redraft_count: count,
-                        reason: None,
-                        created_at: stamp.clone(),
-                        updated_at: stamp,
-                    },
+            Some((kind, session, count)) => {
+                self.open_route(
+                    &route.message_id,
+                    session,
+                    kind,
+                    Some(route.id),
+                    count,
+                    &stamp,
                 );
-                if let Some(message) = self.messages.get_mut(&route.message_id) {
-                    message.routes.push(id);
-                    message.state = state.to_owned();
-                }
-                self.emit(Change::Route(id.to_string()));
             }
             None => self.set_message_state(&route.message_id, "send_failed"),
         }
         Ok(self.draft_json(&self.drafts[&draft.id]))
+    }
+
+    /// Opens a route on a message, in the state its kind opens in, which the message takes too;
+    /// announced, and its id returned. `redraft_of` is the route whose failed send it answers.
+    fn open_route(
+        &mut self,
+        message_id: &str,
+        session: &str,
+        kind: RouteKind,
+        redraft_of: Option<u64>,
+        redraft_count: u32,
+        stamp: &str,
+    ) -> u64 {
+        let state = kind.opening_state();
+        let routed_via = match redraft_of {
+            None => format!(
+                "relayed by {} to {session}",
+                self.messages[message_id].plugin
+            ),
+            Some(failed) => format!("{state} of {failed} to {session}"),
+        };
+        let id = insert_next(&mut self.routes, |id| Route {
+            id,
+            message_id: message_id.to_owned(),
+            session: session.to_owned(),
+            kind,
+            state,
+            routed_via,
+            redraft_of,
+            redraft_count,
+            reason: None,
+            created_at: stamp.to_owned(),
+            updated_at: stamp.to_owned(),
+        });
+        if let Some(message) = self.messages.get_mut(message_id) {
+            message.routes.push(id);
+            message.state = state.to_owned();
+        }
+        self.emit(Change::Route(id.to_string()));
+        id
     }
 
     /// The session did not answer in time.

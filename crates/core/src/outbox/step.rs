@@ -237,7 +237,9 @@ mod tests {
             reason: "invalidArgument".into(),
             message: "bad".into(),
         };
-        let cases: [(fn() -> G, [&str; 3]); 6] = [
+        // An error (made afresh for each call) and the step for a read, a send, a delete.
+        type Case = (fn() -> G, [&'static str; 3]);
+        let cases: [Case; 6] = [
             (
                 || G::Transport {
                     request_sent: false,

@@ -135,20 +135,13 @@ impl Store {
             what: "the granted scopes",
             detail: e.to_string(),
         })?;
-        let done =
-            sqlx::query("UPDATE accounts SET granted_scopes = ?, secret_storage = ? WHERE id = ?")
-                .bind(scopes)
-                .bind(secret_storage.as_str())
-                .bind(id)
-                .execute(self.pool())
-                .await?;
-        if done.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                what: "account",
-                id: id.to_string(),
-            });
-        }
-        Ok(())
+        sqlx::query("UPDATE accounts SET granted_scopes = ?, secret_storage = ? WHERE id = ?")
+            .bind(scopes)
+            .bind(secret_storage.as_str())
+            .bind(id)
+            .execute(self.pool())
+            .await?
+            .found("account", id)
     }
 
     /// Record that the account must be reconnected, and why: its syncs stop and its queued
@@ -185,17 +178,11 @@ impl Store {
     /// Remove an account and everything mirrored for it. The audit log keeps its rows (their
     /// item link becomes empty): what was decided stays on record.
     pub async fn remove_account(&self, id: &str) -> Result<()> {
-        let done = sqlx::query("DELETE FROM accounts WHERE id = ?")
+        sqlx::query("DELETE FROM accounts WHERE id = ?")
             .bind(id)
             .execute(self.pool())
-            .await?;
-        if done.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                what: "account",
-                id: id.to_string(),
-            });
-        }
-        Ok(())
+            .await?
+            .found("account", id)
     }
 }
 

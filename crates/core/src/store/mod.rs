@@ -268,3 +268,10 @@ impl<T> Found<T> for Option<T> {
         })
     }
 }
+
+/// A write that touched no row did not find what it was to change.
+impl Found<()> for sqlx::sqlite::SqliteQueryResult {
+    fn found(self, what: &'static str, id: impl ToString) -> Result<()> {
+        (self.rows_affected() > 0).then_some(()).found(what, id)
+    }
+}

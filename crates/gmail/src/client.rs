@@ -16,6 +16,7 @@ use crate::error::{self, Error, Result};
 use crate::quota::{Method, QuotaLimiter, DEFAULT_UNITS_PER_SECOND};
 use crate::retry::RetryPolicy;
 use crate::token::TokenSource;
+use crate::wire;
 
 /// Gmail's API base for the signed-in user.
 pub const GOOGLE_API_BASE: &str = "https://gmail.googleapis.com/gmail/v1/users/me";
@@ -122,6 +123,7 @@ impl std::fmt::Debug for GmailClient {
 }
 
 /// One call to a Gmail method.
+#[derive(Clone)]
 pub(crate) struct Call {
     pub method: Method,
     pub http: reqwest::Method,
@@ -132,6 +134,7 @@ pub(crate) struct Call {
 }
 
 /// What a call carries.
+#[derive(Clone)]
 pub(crate) enum Body {
     /// A JSON resource, to the API base.
     Json(serde_json::Value),
@@ -244,6 +247,31 @@ impl GmailClient {
         serde_json::from_slice(&body).map_err(|e| Error::BadResponse {
             detail: format!("{} answered unexpected JSON: {e}", call.method.name()),
         })
+    }
+
+    /// Every item of a `drafts.list` or `messages.list` call, each turned by `each` as its page
+    /// comes, following `nextPageToken` until Gmail names no further page.
+    pub(crate) async fn list_all<T: DeserializeOwned, U>(
+        &self,
+        call: Call,
+        mut each: impl FnMut(T) -> Result<U>,
+    ) -> Result<Vec<U>> {
+        let mut found = Vec::new();
+        let mut page_token: Option<String> = None;
+        loop {
+            let mut page_call = call.clone();
+            if let Some(token) = page_token.take() {
+                page_call = page_call.query("pageToken", token);
+            }
+            let page: wire::ListPage<T> = self.execute(&page_call).await?;
+            for item in page.items {
+                found.push(each(item)?);
+            }
+            match page.next_page_token {
+                Some(token) if !token.is_empty() => page_token = Some(token),
+                _ => return Ok(found),
+            }
+        }
     }
 
     /// Run `call` with quota, one token refresh on 401, and retries when it is a read.

@@ -76,22 +76,8 @@ pub struct SentMessage {
 impl GmailClient {
     /// Every draft of the mailbox, following all pages (`drafts.list`, 5 units a page).
     pub async fn list_drafts(&self) -> Result<Vec<DraftRef>> {
-        let mut drafts = Vec::new();
-        let mut page_token: Option<String> = None;
-        loop {
-            let mut call = Call::get(Method::DraftsList, "/drafts").query("maxResults", MAX_PAGE);
-            if let Some(token) = page_token.take() {
-                call = call.query("pageToken", token);
-            }
-            let page: wire::ListDraftsResponse = self.execute(&call).await?;
-            for draft in page.drafts {
-                drafts.push(draft_ref(draft)?);
-            }
-            match page.next_page_token {
-                Some(token) if !token.is_empty() => page_token = Some(token),
-                _ => return Ok(drafts),
-            }
-        }
+        let call = Call::get(Method::DraftsList, "/drafts").query("maxResults", MAX_PAGE);
+        self.list_all(call, draft_ref).await
     }
 
     /// One draft with its raw bytes (`drafts.get?format=raw`, 5 units).

@@ -92,35 +92,28 @@ impl GmailClient {
     }
 }
 
-fn message_ref(message: wire::Message) -> MessageRef {
-    MessageRef {
-        id: message.id,
-        thread_id: message.thread_id.unwrap_or_default(),
-    }
-}
-
 fn record(history: wire::History) -> HistoryRecord {
     HistoryRecord {
         id: history.id,
         messages_added: history
             .messages_added
             .into_iter()
-            .map(|c| message_ref(c.message))
+            .map(|c| MessageRef::from_wire(c.message))
             .collect(),
         messages_deleted: history
             .messages_deleted
             .into_iter()
-            .map(|c| message_ref(c.message))
+            .map(|c| MessageRef::from_wire(c.message))
             .collect(),
         labels_added: history
             .labels_added
             .into_iter()
-            .map(|c| (message_ref(c.message), c.label_ids))
+            .map(|c| (MessageRef::from_wire(c.message), c.label_ids))
             .collect(),
         labels_removed: history
             .labels_removed
             .into_iter()
-            .map(|c| (message_ref(c.message), c.label_ids))
+            .map(|c| (MessageRef::from_wire(c.message), c.label_ids))
             .collect(),
     }
 }

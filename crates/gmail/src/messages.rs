@@ -19,6 +19,15 @@ pub struct MessageRef {
     pub thread_id: String,
 }
 
+impl MessageRef {
+    pub(crate) fn from_wire(message: wire::Message) -> Self {
+        MessageRef {
+            id: message.id,
+            thread_id: message.thread_id.unwrap_or_default(),
+        }
+    }
+}
+
 /// A message's headers and labels (`format=metadata`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MessageMetadata {
@@ -74,32 +83,17 @@ pub struct MessageQuery {
 impl GmailClient {
     /// Every message matching `query`, following all pages (`messages.list`, 5 units a page).
     pub async fn list_messages(&self, query: &MessageQuery) -> Result<Vec<MessageRef>> {
-        let mut found = Vec::new();
-        let mut page_token: Option<String> = None;
-        loop {
-            let mut call = Call::get(Method::MessagesList, "/messages").query("maxResults", "500");
-            if let Some(q) = &query.q {
-                call = call.query("q", q.clone());
-            }
-            for label in &query.label_ids {
-                call = call.query("labelIds", label.clone());
-            }
-            if query.include_spam_trash {
-                call = call.query("includeSpamTrash", "true");
-            }
-            if let Some(token) = page_token.take() {
-                call = call.query("pageToken", token);
-            }
-            let page: wire::ListMessagesResponse = self.execute(&call).await?;
-            found.extend(page.messages.into_iter().map(|m| MessageRef {
-                id: m.id,
-                thread_id: m.thread_id.unwrap_or_default(),
-            }));
-            match page.next_page_token {
-                Some(token) if !token.is_empty() => page_token = Some(token),
-                _ => return Ok(found),
-            }
+        let mut call = Call::get(Method::MessagesList, "/messages").query("maxResults", "500");
+        if let Some(q) = &query.q {
+            call = call.query("q", q.clone());
         }
+        for label in &query.label_ids {
+            call = call.query("labelIds", label.clone());
+        }
+        if query.include_spam_trash {
+            call = call.query("includeSpamTrash", "true");
+        }
+        self.list_all(call, |m| Ok(MessageRef::from_wire(m))).await
     }
 
     /// Sent messages whose `Message-ID` header is `rfc822_message_id` (with or without `<>`).

@@ -11,11 +11,13 @@ use base64::engine::DecodePaddingMode;
 use base64::{alphabet, Engine};
 use serde::{Deserialize, Serialize};
 
+/// A page of `drafts.list` or `messages.list` (`ListDraftsResponse`, `ListMessagesResponse`):
+/// the two schemas differ only in what the list is called.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct ListDraftsResponse {
-    #[serde(default)]
-    pub drafts: Vec<Draft>,
+pub(crate) struct ListPage<T> {
+    #[serde(default = "Vec::new", alias = "drafts", alias = "messages")]
+    pub items: Vec<T>,
     pub next_page_token: Option<String>,
 }
 
@@ -74,14 +76,6 @@ pub(crate) struct OutgoingMessage<'a> {
     pub raw: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<&'a str>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ListMessagesResponse {
-    #[serde(default)]
-    pub messages: Vec<Message>,
-    pub next_page_token: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -172,9 +166,19 @@ mod tests {
 
     #[test]
     fn an_empty_draft_list_has_no_drafts_field() {
-        let list: ListDraftsResponse =
-            serde_json::from_str(r#"{"resultSizeEstimate": 0}"#).unwrap();
-        assert!(list.drafts.is_empty());
+        let list: ListPage<Draft> = serde_json::from_str(r#"{"resultSizeEstimate": 0}"#).unwrap();
+        assert!(list.items.is_empty());
         assert!(list.next_page_token.is_none());
+    }
+
+    #[test]
+    fn a_page_reads_its_list_under_either_schemas_name() {
+        let drafts: ListPage<Draft> =
+            serde_json::from_str(r#"{"drafts": [{"id": "r1"}], "nextPageToken": "2"}"#).unwrap();
+        assert_eq!(drafts.items[0].id, "r1");
+        assert_eq!(drafts.next_page_token.as_deref(), Some("2"));
+        let messages: ListPage<Message> =
+            serde_json::from_str(r#"{"messages": [{"id": "m1", "threadId": "t1"}]}"#).unwrap();
+        assert_eq!(messages.items[0].thread_id.as_deref(), Some("t1"));
     }
 }

@@ -201,8 +201,19 @@ impl MusterClient {
         what: impl FnOnce() -> String,
     ) -> Result<T> {
         let endpoint = format!("GET {path}");
-        let response = self.get_ok(path, query, what).await?;
-        read_json(&endpoint, response).await
+        let response = self
+            .send(
+                Method::GET,
+                path,
+                |r| r.query(query),
+                Some(self.inner.request_timeout),
+            )
+            .await?;
+        match response.status() {
+            StatusCode::OK => read_json(&endpoint, response).await,
+            StatusCode::NOT_FOUND => Err(Error::NotFound { what: what() }),
+            status => Err(error_from(&endpoint, status, response).await),
+        }
     }
 
     /// `GET` a list muster writes either bare (`[…]`) or wrapped (`{"<field>": […]}`).
@@ -213,32 +224,8 @@ impl MusterClient {
         field: &str,
         what: impl FnOnce() -> String,
     ) -> Result<Vec<T>> {
-        let endpoint = format!("GET {path}");
-        let response = self.get_ok(path, query, what).await?;
-        let bytes = response.bytes().await.map_err(|e| Error::transport(&e))?;
-        decode_list(&endpoint, &bytes, field)
-    }
-
-    async fn get_ok(
-        &self,
-        path: &str,
-        query: &[(&str, &str)],
-        what: impl FnOnce() -> String,
-    ) -> Result<Response> {
-        let endpoint = format!("GET {path}");
-        let response = self
-            .send(
-                Method::GET,
-                path,
-                |r| r.query(query),
-                Some(self.inner.request_timeout),
-            )
-            .await?;
-        match response.status() {
-            StatusCode::OK => Ok(response),
-            StatusCode::NOT_FOUND => Err(Error::NotFound { what: what() }),
-            status => Err(error_from(&endpoint, status, response).await),
-        }
+        let value = self.get_json(path, query, what).await?;
+        list_in(&format!("GET {path}"), value, field)
     }
 }
 
@@ -302,12 +289,11 @@ async fn screen(path: &str, response: Response) -> Result<Answer> {
 }
 
 /// A list muster wrote bare or wrapped in an object under `field`.
-pub(crate) fn decode_list<T: DeserializeOwned>(
+fn list_in<T: DeserializeOwned>(
     endpoint: &str,
-    bytes: &[u8],
+    value: serde_json::Value,
     field: &str,
 ) -> Result<Vec<T>> {
-    let value: serde_json::Value = decode(endpoint, bytes)?;
     let list = match value {
         serde_json::Value::Array(_) => value,
         serde_json::Value::Object(mut object) => object.remove(field).ok_or_else(|| {

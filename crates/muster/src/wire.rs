@@ -192,32 +192,33 @@ fn required(endpoint: &str, field: &str, value: String) -> Result<String> {
     }
 }
 
+/// A state name the contract does not have, refused rather than guessed: the error names the
+/// record (`draft 42`) and the field, so the mismatch with muster can be found.
+fn unknown_state(endpoint: &str, record: &str, id: &str, field: &str, name: &str) -> Error {
+    Error::bad(
+        endpoint,
+        format!("{record} {id}: unknown `{field}` {name:?}"),
+    )
+}
+
 impl Draft {
     pub(crate) fn into_public(self, endpoint: &str) -> Result<PluginDraft> {
+        let unknown =
+            |field: &str, name: &str| unknown_state(endpoint, "draft", &self.id, field, name);
         let state = match self.state.as_str() {
             "pending" => DraftState::Pending,
             "approved" => DraftState::Approved,
             "rejected" => DraftState::Rejected,
             "sent" => DraftState::Sent,
             "failed" => DraftState::Failed,
-            other => {
-                return Err(Error::bad(
-                    endpoint,
-                    format!("draft {}: unknown `state` {other:?}", self.id),
-                ))
-            }
+            other => return Err(unknown("state", other)),
         };
         let check = match self.check_state.as_str() {
             "none" => CheckState::None,
             "awaiting" => CheckState::Awaiting,
             "sendable" => CheckState::Sendable,
             "refused" => CheckState::Refused,
-            other => {
-                return Err(Error::bad(
-                    endpoint,
-                    format!("draft {}: unknown `checkState` {other:?}", self.id),
-                ))
-            }
+            other => return Err(unknown("checkState", other)),
         };
         Ok(PluginDraft {
             id: required(endpoint, "id", self.id)?,
@@ -256,12 +257,7 @@ impl WireRoute {
             "redraft" => RouteState::Redraft,
             "timed_out" => RouteState::TimedOut,
             "fallback" => RouteState::Fallback,
-            other => {
-                return Err(Error::bad(
-                    endpoint,
-                    format!("route {}: unknown `state` {other:?}", self.id),
-                ))
-            }
+            other => return Err(unknown_state(endpoint, "route", &self.id, "state", other)),
         };
         Ok(Route {
             id: required(endpoint, "id", self.id)?,

@@ -90,7 +90,12 @@ pub async fn sync_gmail_with(
     if current.reconnect_reason.is_some() {
         return Err(countersign_gmail::Error::GrantEnded.into());
     }
-    let result = sync_changes(store, account, client, listing).await;
+    let sync = AccountSync {
+        store,
+        account,
+        client,
+    };
+    let result = sync.changes(listing).await;
     if let Err(Error::Gmail(countersign_gmail::Error::GrantEnded)) = &result {
         store
             .mark_reconnect_needed(&account.id, countersign_gmail::GRANT_ENDED_SENTENCE)
@@ -99,157 +104,174 @@ pub async fn sync_gmail_with(
     result
 }
 
-async fn sync_changes(
-    store: &Store,
-    account: &Account,
-    client: &GmailClient,
-    listing: Listing,
-) -> Result<GmailSyncReport> {
-    let cursor = store.sync_cursor(&account.id).await?;
-    if let Some(start) = cursor.history_id.as_deref() {
-        match client.list_draft_history(start).await {
-            Ok(changes) => {
-                let listing_due = listing == Listing::Always
-                    || cursor.last_listed_at.is_none_or(|at| {
-                        (Utc::now() - at).to_std().unwrap_or_default() >= LISTING_INTERVAL
-                    });
-                if changes.is_empty() && !listing_due {
-                    store
-                        .record_sync_success(&account.id, Some(&changes.history_id), false)
-                        .await?;
-                    return Ok(GmailSyncReport::default());
-                }
-                let listed_at = Utc::now();
-                let report = reconcile(store, account, client, false).await?;
-                store.record_listing(&account.id, listed_at).await?;
-                store
-                    .record_sync_success(&account.id, Some(&changes.history_id), false)
-                    .await?;
-                return Ok(report);
-            }
-            // Google answers a start id it no longer has with 404, sometimes 400 ("Synchronizing
-            // clients with Gmail": "…you receive an HTTP 404 error response…"; issue 12 for 400).
-            Err(countersign_gmail::Error::NotFound { .. })
-            | Err(countersign_gmail::Error::Refused { status: 400, .. }) => {
-                tracing::info!(account = %account.id, "history id unusable; full sync");
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let profile = client.profile().await?;
-    let listed_at = Utc::now();
-    let report = reconcile(store, account, client, true).await?;
-    store.record_listing(&account.id, listed_at).await?;
-    store
-        .record_sync_success(&account.id, Some(&profile.history_id), true)
-        .await?;
-    Ok(report)
+/// One account's sync: the mirror, the account and its Gmail client.
+#[derive(Clone, Copy)]
+struct AccountSync<'a> {
+    store: &'a Store,
+    account: &'a Account,
+    client: &'a GmailClient,
 }
 
-async fn reconcile(
-    store: &Store,
-    account: &Account,
-    client: &GmailClient,
-    full: bool,
-) -> Result<GmailSyncReport> {
-    let mut report = GmailSyncReport {
-        full,
-        ..GmailSyncReport::default()
-    };
-    let listed = client.list_drafts().await?;
-    let known: HashMap<String, (i64, String, ItemState)> = store
-        .item_versions(&account.id)
-        .await?
-        .into_iter()
-        .map(|(id, external, version, state)| (external, (id, version, state)))
-        .collect();
-    let listed_ids: HashSet<&str> = listed.iter().map(|d| d.id.as_str()).collect();
-    // What to fetch: drafts whose version is new, with the parent already known for them.
-    let mut wanted = Vec::new();
-    for draft in &listed {
-        match known.get(&draft.id) {
-            Some((_, version, _)) if *version == draft.message_id => {}
-            Some((item_id, _, _)) => wanted.push((
-                draft.id.clone(),
-                store.get_item(*item_id).await?.answers_json,
-            )),
-            None => wanted.push((draft.id.clone(), None)),
+impl AccountSync<'_> {
+    /// Read what changed since the stored history id, listing the drafts when something did or
+    /// a listing is due; a full sync when the id is unusable or there is none.
+    async fn changes(self, listing: Listing) -> Result<GmailSyncReport> {
+        let AccountSync {
+            store,
+            account,
+            client,
+        } = self;
+        let cursor = store.sync_cursor(&account.id).await?;
+        if let Some(start) = cursor.history_id.as_deref() {
+            match client.list_draft_history(start).await {
+                Ok(changes) => {
+                    let listing_due = listing == Listing::Always
+                        || cursor.last_listed_at.is_none_or(|at| {
+                            (Utc::now() - at).to_std().unwrap_or_default() >= LISTING_INTERVAL
+                        });
+                    if changes.is_empty() && !listing_due {
+                        store
+                            .record_sync_success(&account.id, Some(&changes.history_id), false)
+                            .await?;
+                        return Ok(GmailSyncReport::default());
+                    }
+                    return self.reconcile(false, &changes.history_id).await;
+                }
+                // Google answers a start id it no longer has with 404, sometimes 400
+                // ("Synchronizing clients with Gmail": "…you receive an HTTP 404 error
+                // response…"; issue 12 for 400).
+                Err(countersign_gmail::Error::NotFound { .. })
+                | Err(countersign_gmail::Error::Refused { status: 400, .. }) => {
+                    tracing::info!(account = %account.id, "history id unusable; full sync");
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
+        let profile = client.profile().await?;
+        self.reconcile(true, &profile.history_id).await
     }
-    // A few fetches in flight hide the round trips to Google (the account's quota limiter is
-    // shared by the clones); results are recorded one at a time, in list order.
-    let mut wanted = wanted.into_iter();
-    let mut in_flight = VecDeque::new();
-    loop {
-        while in_flight.len() < FETCHES_IN_FLIGHT {
-            let Some((draft_id, parent)) = wanted.next() else {
+
+    /// List every draft and bring the mirror in line with the listing (fetching the new
+    /// versions, marking the vanished), then record the listing and that the mirror is
+    /// current up to `history_id`.
+    async fn reconcile(self, full: bool, history_id: &str) -> Result<GmailSyncReport> {
+        let listed_at = Utc::now();
+        let report = self.mirror_listing(full).await?;
+        let (store, id) = (self.store, &self.account.id);
+        store.record_listing(id, listed_at).await?;
+        store
+            .record_sync_success(id, Some(history_id), full)
+            .await?;
+        Ok(report)
+    }
+
+    /// The listing itself: fetch the drafts whose version is new (a few at a time), record
+    /// them in list order, and mark the ones no longer listed as gone.
+    async fn mirror_listing(self, full: bool) -> Result<GmailSyncReport> {
+        let AccountSync {
+            store,
+            account,
+            client,
+        } = self;
+        let mut report = GmailSyncReport {
+            full,
+            ..GmailSyncReport::default()
+        };
+        let listed = client.list_drafts().await?;
+        let known: HashMap<String, (i64, String, ItemState)> = store
+            .item_versions(&account.id)
+            .await?
+            .into_iter()
+            .map(|(id, external, version, state)| (external, (id, version, state)))
+            .collect();
+        let listed_ids: HashSet<&str> = listed.iter().map(|d| d.id.as_str()).collect();
+        // What to fetch: drafts whose version is new, with the parent already known for them.
+        let mut wanted = Vec::new();
+        for draft in &listed {
+            match known.get(&draft.id) {
+                Some((_, version, _)) if *version == draft.message_id => {}
+                Some((item_id, _, _)) => wanted.push((
+                    draft.id.clone(),
+                    store.get_item(*item_id).await?.answers_json,
+                )),
+                None => wanted.push((draft.id.clone(), None)),
+            }
+        }
+        // A few fetches in flight hide the round trips to Google (the account's quota limiter is
+        // shared by the clones); results are recorded one at a time, in list order.
+        let mut wanted = wanted.into_iter();
+        let mut in_flight = VecDeque::new();
+        loop {
+            while in_flight.len() < FETCHES_IN_FLIGHT {
+                let Some((draft_id, parent)) = wanted.next() else {
+                    break;
+                };
+                in_flight.push_back(tokio::spawn(fetch_draft(
+                    client.clone(),
+                    account.clone(),
+                    draft_id,
+                    parent,
+                )));
+            }
+            let Some(fetch) = in_flight.pop_front() else {
                 break;
             };
-            in_flight.push_back(tokio::spawn(fetch_draft(
-                client.clone(),
-                account.clone(),
-                draft_id,
-                parent,
-            )));
-        }
-        let Some(fetch) = in_flight.pop_front() else {
-            break;
-        };
-        let fetched = match fetch.await {
-            Ok(fetched) => fetched,
-            Err(e) => Err(Error::TaskFailed {
-                what: "a draft fetch",
-                detail: e.to_string(),
-            }),
-        };
-        let (mut observed, in_reply_to) = match fetched {
-            Ok(Some(observed)) => observed,
-            Ok(None) => continue,
-            Err(e) => {
-                // Dropping a task handle does not stop the task.
-                for other in &in_flight {
-                    other.abort();
-                }
-                return Err(e);
-            }
-        };
-        report.fetched += 1;
-        if observed.answers_json.is_none() {
-            if let Some(parent_id) = &in_reply_to {
-                observed.answers_json = answered::answered_message(
-                    store,
-                    client,
-                    &account.id,
-                    observed.thread_id.as_deref(),
-                    parent_id,
-                )
-                .await?
-                .map(|parent| serde_json::to_string(&parent))
-                .transpose()
-                .map_err(|e| Error::Encode {
-                    what: "the answered message",
+            let fetched = match fetch.await {
+                Ok(fetched) => fetched,
+                Err(e) => Err(Error::TaskFailed {
+                    what: "a draft fetch",
                     detail: e.to_string(),
-                })?;
+                }),
+            };
+            let (mut observed, in_reply_to) = match fetched {
+                Ok(Some(observed)) => observed,
+                Ok(None) => continue,
+                Err(e) => {
+                    // Dropping a task handle does not stop the task.
+                    for other in &in_flight {
+                        other.abort();
+                    }
+                    return Err(e);
+                }
+            };
+            report.fetched += 1;
+            if observed.answers_json.is_none() {
+                if let Some(parent_id) = &in_reply_to {
+                    observed.answers_json = answered::answered_message(
+                        store,
+                        client,
+                        &account.id,
+                        observed.thread_id.as_deref(),
+                        parent_id,
+                    )
+                    .await?
+                    .map(|parent| serde_json::to_string(&parent))
+                    .transpose()
+                    .map_err(|e| Error::Encode {
+                        what: "the answered message",
+                        detail: e.to_string(),
+                    })?;
+                }
+            }
+            let outcome = store.record_draft(&observed).await?;
+            if outcome.created {
+                report.new_items += 1;
+            } else if outcome.new_version {
+                report.new_versions += 1;
             }
         }
-        let outcome = store.record_draft(&observed).await?;
-        if outcome.created {
-            report.new_items += 1;
-        } else if outcome.new_version {
-            report.new_versions += 1;
+        for (external_id, (item_id, _, state)) in &known {
+            if listed_ids.contains(external_id.as_str()) || !is_mirrored_as_present(*state) {
+                continue;
+            }
+            let reason = vanished_reason(store, client, *item_id).await?;
+            store
+                .apply_item_event(*item_id, ItemEvent::Vanished, Some(&reason))
+                .await?;
+            report.gone += 1;
         }
+        Ok(report)
     }
-    for (external_id, (item_id, _, state)) in &known {
-        if listed_ids.contains(external_id.as_str()) || !is_mirrored_as_present(*state) {
-            continue;
-        }
-        let reason = vanished_reason(store, client, *item_id).await?;
-        store
-            .apply_item_event(*item_id, ItemEvent::Vanished, Some(&reason))
-            .await?;
-        report.gone += 1;
-    }
-    Ok(report)
 }
 
 /// Fetch one draft, with the Message-ID it answers (its first In-Reply-To); `None` when it

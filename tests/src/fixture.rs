@@ -211,7 +211,6 @@ pub async fn fill_mirror(store: &Store, count: usize) -> Result<Account> {
                 muster: MusterFields::default(),
                 answers_json: None,
                 state_reason: None,
-                attachments: vec![],
             })
             .await?;
     }

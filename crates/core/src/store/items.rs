@@ -1,4 +1,4 @@
-//! Review items, every version of them ever seen, and their attachments' metadata.
+//! Review items and every version of them ever seen.
 
 use super::Found;
 use chrono::{DateTime, Utc};
@@ -39,25 +39,6 @@ impl DraftContent {
             DraftContent::Text(_) => "text",
         }
     }
-}
-
-/// Metadata of one attachment of one version.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct AttachmentMeta {
-    /// Its file name, when it has one.
-    pub file_name: Option<String>,
-    /// Declared content type.
-    pub content_type: String,
-    /// Decoded size in bytes.
-    pub size: u64,
-    /// Hex sha256 of the decoded bytes.
-    pub sha256: String,
-    /// Shown inline rather than attached.
-    pub inline: bool,
-    /// `Content-ID`, for `cid:` references.
-    pub content_id: Option<String>,
 }
 
 /// Fields only muster items have.
@@ -113,8 +94,6 @@ pub struct ObservedDraft {
     pub answers_json: Option<String>,
     /// The service's reason for a refusal, when there is one.
     pub state_reason: Option<String>,
-    /// Attachments of this version.
-    pub attachments: Vec<AttachmentMeta>,
 }
 
 /// What [`Store::record_draft`] did.

@@ -33,8 +33,8 @@ pub use audit::{AuditEntry, NewAuditEntry};
 pub use cursors::SyncCursor;
 pub use decisions::{Decision, DecisionFilter, NewDecision};
 pub use items::{
-    AttachmentMeta, DraftContent, Item, ItemFilter, ItemSummary, LiveDecision, MusterFields,
-    ObservedDraft, RecordOutcome,
+    DraftContent, Item, ItemFilter, ItemSummary, LiveDecision, MusterFields, ObservedDraft,
+    RecordOutcome,
 };
 pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};

@@ -1,5 +1,5 @@
 //! What a sync saw, written to the mirror: the item created or updated and its version kept
-//! (every version ever seen), with its attachments' metadata, in one transaction.
+//! (every version ever seen), in one transaction.
 
 use chrono::Utc;
 use sqlx::Row;
@@ -83,25 +83,6 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         let new_version = inserted.is_some();
-        if let Some(row) = inserted {
-            let version_id: i64 = row.try_get("id")?;
-            for (position, attachment) in draft.attachments.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO attachments (version_id, position, file_name, content_type, size,
-                        sha256, inline, content_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                )
-                .bind(version_id)
-                .bind(position as i64)
-                .bind(&attachment.file_name)
-                .bind(&attachment.content_type)
-                .bind(attachment.size as i64)
-                .bind(&attachment.sha256)
-                .bind(attachment.inline)
-                .bind(&attachment.content_id)
-                .execute(&mut *tx)
-                .await?;
-            }
-        }
         tx.commit().await?;
         Ok(RecordOutcome {
             item_id,

@@ -1,10 +1,10 @@
-//! The versions of an item (every one ever seen, with its bytes) and their attachments.
+//! The versions of an item: every one ever seen, with its bytes.
 
 use super::Found;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
-use super::items::{AttachmentMeta, DraftContent};
+use super::items::DraftContent;
 use super::{parse_time, Store};
 use crate::error::{Error, Result};
 
@@ -44,26 +44,6 @@ impl Store {
             .await?
             .found("version", format!("{version} of item {item_id}"))?;
         version_from_row(&row)
-    }
-
-    /// The attachments of one version, in message order.
-    pub async fn attachments(&self, version_id: i64) -> Result<Vec<AttachmentMeta>> {
-        let rows = sqlx::query("SELECT * FROM attachments WHERE version_id = ? ORDER BY position")
-            .bind(version_id)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(AttachmentMeta {
-                    file_name: row.try_get("file_name")?,
-                    content_type: row.try_get("content_type")?,
-                    size: row.try_get::<i64, _>("size")? as u64,
-                    sha256: row.try_get("sha256")?,
-                    inline: row.try_get("inline")?,
-                    content_id: row.try_get("content_id")?,
-                })
-            })
-            .collect()
     }
 }
 

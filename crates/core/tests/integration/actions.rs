@@ -57,7 +57,6 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
             muster: MusterFields::default(),
             answers_json: None,
             state_reason: None,
-            attachments: vec![],
         })
         .await
         .unwrap()

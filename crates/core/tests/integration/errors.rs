@@ -43,7 +43,6 @@ async fn saving_an_attachment_where_it_cannot_be_written_names_the_chosen_file()
             muster: MusterFields::default(),
             answers_json: None,
             state_reason: None,
-            attachments: vec![],
         })
         .await
         .unwrap()

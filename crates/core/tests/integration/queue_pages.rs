@@ -47,7 +47,6 @@ async fn file(store: &Store, account: &str, n: usize, subject: &str) -> i64 {
             muster: MusterFields::default(),
             answers_json: None,
             state_reason: None,
-            attachments: vec![],
         })
         .await
         .unwrap()

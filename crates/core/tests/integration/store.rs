@@ -51,7 +51,6 @@ fn draft(account: &str, draft_id: &str, message_id: &str, body: &str) -> Observe
         muster: MusterFields::default(),
         answers_json: None,
         state_reason: None,
-        attachments: vec![],
     }
 }
 

@@ -30,11 +30,10 @@ use serde::Serialize;
 use crate::domain::{ItemEvent, ItemState, Source};
 use crate::error::{Error, Result};
 use crate::render::{render_message, RenderOptions, ReviewView};
-use crate::store::{Account, AttachmentMeta, DraftContent, MusterFields, ObservedDraft, Store};
+use crate::store::{Account, DraftContent, MusterFields, ObservedDraft, Store};
 
 /// What a Gmail sync did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct GmailSyncReport {
     /// It was a full sync.
@@ -346,21 +345,6 @@ fn observe(
         muster: MusterFields::default(),
         answers_json,
         state_reason: None,
-        attachments: view
-            .attachments
-            .iter()
-            .map(|a| AttachmentMeta {
-                file_name: a.file_name.clone(),
-                content_type: a
-                    .declared_type
-                    .clone()
-                    .unwrap_or_else(|| "application/octet-stream".into()),
-                size: a.size,
-                sha256: a.sha256.clone(),
-                inline: a.inline,
-                content_id: a.content_id.clone(),
-            })
-            .collect(),
     };
     (observed, view.in_reply_to.first().cloned())
 }

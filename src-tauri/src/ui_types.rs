@@ -29,6 +29,9 @@ fn export_all(dir: &Path) {
     countersign_core::app::ItemsChanged::export_all(&cfg).unwrap();
     countersign_core::store::PageStart::export_all(&cfg).unwrap();
     crate::commands::QueueView::export_all(&cfg).unwrap();
+    crate::events::Reachability::export_all(&cfg).unwrap();
+    crate::events::RefusalNotice::export_all(&cfg).unwrap();
+    crate::events::OpenItem::export_all(&cfg).unwrap();
     write_index(dir);
 }
 

@@ -254,7 +254,6 @@ pub enum DecisionState {
 
 /// How a dispatch attempt ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case", tag = "outcome", content = "detail")]
 pub enum DispatchOutcome {
     /// Done.

@@ -12,9 +12,11 @@ import type {
   ItemState,
   ItemsChanged,
   ItemSummary,
+  OpenItem,
   PageStart,
   QueueView,
-  Refusal,
+  Reachability,
+  RefusalNotice,
   ReviewDetail,
   Settings,
   Shown,
@@ -121,9 +123,9 @@ export const setStartAtLogin = (enabled: boolean) =>
 export interface EventHandlers {
   /** `null`: the shell changed something itself (pause, demo): read everything again. */
   itemsChanged: (payload: ItemsChanged | null) => void;
-  reachability: (payload: { accountId: string; online: boolean; detail: string | null }) => void;
-  refusal: (payload: { refusal: Refusal; item: ItemSummary }) => void;
-  openItem: (payload: { id: number }) => void;
+  reachability: (payload: Reachability) => void;
+  refusal: (payload: RefusalNotice) => void;
+  openItem: (payload: OpenItem) => void;
 }
 
 /** Subscribes to every event of the contract; the returned function unsubscribes. */
@@ -132,13 +134,9 @@ export async function listenAll(handlers: EventHandlers): Promise<() => void> {
     listen<ItemsChanged | null>("countersign://items-changed", (e) =>
       handlers.itemsChanged(e.payload ?? null),
     ),
-    listen<Parameters<EventHandlers["reachability"]>[0]>("countersign://reachability", (e) =>
-      handlers.reachability(e.payload),
-    ),
-    listen<Parameters<EventHandlers["refusal"]>[0]>("countersign://refusal", (e) =>
-      handlers.refusal(e.payload),
-    ),
-    listen<{ id: number }>("countersign://open-item", (e) => handlers.openItem(e.payload)),
+    listen<Reachability>("countersign://reachability", (e) => handlers.reachability(e.payload)),
+    listen<RefusalNotice>("countersign://refusal", (e) => handlers.refusal(e.payload)),
+    listen<OpenItem>("countersign://open-item", (e) => handlers.openItem(e.payload)),
   ]);
   return () => unlisten.forEach((stop) => stop());
 }

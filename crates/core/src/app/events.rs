@@ -55,7 +55,6 @@ impl ItemsChanged {
 
 /// What the UI must hear about.
 #[derive(Clone, Debug, Serialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum AppEvent {
     /// Items changed: which and why.

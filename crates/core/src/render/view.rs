@@ -52,7 +52,6 @@ pub struct ParentMessage {
 
 /// How to render: what the owner allowed and who the owner is.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct RenderOptions {
     /// Keep remote images and other remote content (the owner asked for it, for this draft).

@@ -22,7 +22,6 @@ use crate::store::{
 
 /// What a muster sync did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MusterSyncReport {
     /// Drafts seen.
@@ -40,7 +39,6 @@ pub struct MusterSyncReport {
 /// What a muster draft answers, as kept in the mirror (a superset of the renderer's
 /// `ParentMessage`, so the review can read it directly).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct MusterAnswers {
     /// Who wrote the message answered.
@@ -346,7 +344,6 @@ fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
             detail: e.to_string(),
         })?),
         state_reason: reason,
-        attachments: vec![],
     })
 }
 

@@ -99,18 +99,6 @@ impl Error {
         }
     }
 
-    /// Whether this is a sign-in that did not happen (refused, rate limited, not configured,
-    /// or not answered): the call behind it was never sent, so a decision simply waits.
-    pub fn is_sign_in_failure(&self) -> bool {
-        matches!(
-            self,
-            Error::SignInAgain
-                | Error::WrongPassword
-                | Error::RateLimited { .. }
-                | Error::NotConfigured
-        )
-    }
-
     /// Whether the request certainly never reached muster (safe to send again, even a decision).
     pub fn request_not_sent(&self) -> bool {
         matches!(

@@ -124,26 +124,6 @@ impl Store {
         account_from_row(&row)
     }
 
-    /// Record what Google says was granted, and where the tokens are.
-    pub async fn set_account_grant(
-        &self,
-        id: &str,
-        granted_scopes: &[String],
-        secret_storage: SecretStorage,
-    ) -> Result<()> {
-        let scopes = serde_json::to_string(granted_scopes).map_err(|e| Error::Encode {
-            what: "the granted scopes",
-            detail: e.to_string(),
-        })?;
-        sqlx::query("UPDATE accounts SET granted_scopes = ?, secret_storage = ? WHERE id = ?")
-            .bind(scopes)
-            .bind(secret_storage.as_str())
-            .bind(id)
-            .execute(self.pool())
-            .await?
-            .found("account", id)
-    }
-
     /// Record that the account must be reconnected, and why: its syncs stop and its queued
     /// decisions wait (they stay queued) until [`Store::add_account`] reconnects it.
     pub async fn mark_reconnect_needed(&self, id: &str, reason: &str) -> Result<()> {

@@ -466,15 +466,4 @@ impl FakeGmail {
     pub fn history_id(&self) -> u64 {
         self.shared.lock().history_id
     }
-
-    /// Refuse JSON request bodies over `bytes` with Google's 413 (default
-    /// [`DEFAULT_JSON_BODY_LIMIT`]).
-    pub fn set_json_body_limit(&self, bytes: usize) {
-        self.shared.lock().json_body_limit = bytes;
-    }
-
-    /// Change the per-user quota.
-    pub fn set_quota_units_per_minute(&self, units: u32) {
-        self.shared.lock().set_quota(units);
-    }
 }

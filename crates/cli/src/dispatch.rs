@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use countersign_core::outbox::{DispatchConfig, DispatchReport, Dispatcher};
-use countersign_core::store::{Decision, DecisionFilter};
-use countersign_core::{DecisionKind, Store};
+use countersign_core::store::DecisionFilter;
+use countersign_core::{DecisionKind, OutcomeKind, Store};
 use serde::Serialize;
 
 /// How often `--wait` looks at the outbox again.
@@ -23,17 +23,6 @@ const TICK: Duration = Duration::from_millis(200);
 const GAVE_UP: u8 = 2;
 
 const BUSY: &str = "another Countersign process is dispatching these decisions";
-
-/// How a dispatch attempt ended, as scripts see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-enum OutcomeKind {
-    Done,
-    Conflict,
-    Failed,
-    Uncertain,
-    Retrying,
-}
 
 /// How one decision ended (or why it is still waiting), as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -87,7 +76,7 @@ pub async fn run(
     let mut told: HashMap<i64, Outcome> = HashMap::new();
     loop {
         let report = dispatcher.run_once().await?;
-        for outcome in outcomes_of(store, &report).await? {
+        for outcome in outcomes_of(&report) {
             if told.get(&outcome.decision) == Some(&outcome) {
                 continue;
             }
@@ -172,23 +161,17 @@ async fn live_count(store: &Store) -> Result<usize> {
     Ok(store.list_decisions(DecisionFilter::Live).await?.len())
 }
 
-async fn outcomes_of(store: &Store, report: &DispatchReport) -> Result<Vec<Outcome>> {
-    let buckets = [
-        (OutcomeKind::Done, &report.done),
-        (OutcomeKind::Conflict, &report.conflicts),
-        (OutcomeKind::Failed, &report.failed),
-        (OutcomeKind::Uncertain, &report.uncertain),
-        (OutcomeKind::Retrying, &report.retrying),
-    ];
-    let mut outcomes = Vec::new();
-    for (outcome, ids) in buckets {
-        for id in ids {
-            let decision: Decision = store.get_decision(*id).await?;
-            outcomes.push(Outcome {
+fn outcomes_of(report: &DispatchReport) -> Vec<Outcome> {
+    let mut outcomes: Vec<Outcome> = report
+        .attempts
+        .iter()
+        .map(|attempt| {
+            let decision = &attempt.decision;
+            Outcome {
                 decision: decision.id,
                 item: decision.item_id,
-                outcome,
-                detail: match outcome {
+                outcome: attempt.outcome,
+                detail: match attempt.outcome {
                     OutcomeKind::Done => Some(
                         match decision.kind {
                             DecisionKind::Approve => "sent",
@@ -198,11 +181,11 @@ async fn outcomes_of(store: &Store, report: &DispatchReport) -> Result<Vec<Outco
                     ),
                     _ => decision.outcome_detail.clone(),
                 },
-            });
-        }
-    }
+            }
+        })
+        .collect();
     outcomes.sort_by_key(|o| o.decision);
-    Ok(outcomes)
+    outcomes
 }
 
 fn describe(outcome: &Outcome) -> String {

@@ -21,6 +21,7 @@ use countersign_core::outbox::{DispatchConfig, Dispatcher};
 use countersign_core::services::Services;
 use countersign_core::store::Account;
 use countersign_core::sync::{sync_gmail, sync_muster};
+use countersign_core::OutcomeKind;
 use countersign_core::{ItemFilter, ItemState, Store};
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_fakes::muster::{FakeMuster, MusterConfig};
@@ -189,11 +190,11 @@ async fn dispatch_gmail(count: usize, quota: Option<u32>) {
     println!(
         "outbox: Gmail dispatch ({label}): {} done, {} retrying, {} uncertain, {sent} sent, in \
          {:.2} s = {:.1} decisions/s",
-        report.done.len(),
-        report.retrying.len(),
-        report.uncertain.len(),
+        report.ended(OutcomeKind::Done).len(),
+        report.ended(OutcomeKind::Retrying).len(),
+        report.ended(OutcomeKind::Uncertain).len(),
         elapsed.as_secs_f64(),
-        report.done.len() as f64 / elapsed.as_secs_f64()
+        report.ended(OutcomeKind::Done).len() as f64 / elapsed.as_secs_f64()
     );
 }
 
@@ -241,12 +242,12 @@ async fn dispatch_muster(count: usize) {
     println!(
         "outbox: muster dispatch: {} of {} done, {} retrying, {} uncertain, in {:.2} s = {:.1} \
          decisions/s",
-        report.done.len(),
+        report.ended(OutcomeKind::Done).len(),
         items.len(),
-        report.retrying.len(),
-        report.uncertain.len(),
+        report.ended(OutcomeKind::Retrying).len(),
+        report.ended(OutcomeKind::Uncertain).len(),
         elapsed.as_secs_f64(),
-        report.done.len() as f64 / elapsed.as_secs_f64()
+        report.ended(OutcomeKind::Done).len() as f64 / elapsed.as_secs_f64()
     );
 }
 

@@ -268,6 +268,35 @@ pub enum DispatchOutcome {
     Retry(String),
 }
 
+/// How a dispatch attempt ended, without its detail (`dispatch --json` prints it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// Done.
+    Done,
+    /// Changed since reviewed, or decided elsewhere.
+    Conflict,
+    /// Refused for good.
+    Failed,
+    /// The answer never came.
+    Uncertain,
+    /// Failed before anything was sent; tried again later.
+    Retrying,
+}
+
+impl DispatchOutcome {
+    /// The outcome without its detail.
+    pub fn kind(&self) -> OutcomeKind {
+        match self {
+            DispatchOutcome::Done => OutcomeKind::Done,
+            DispatchOutcome::Conflict(_) => OutcomeKind::Conflict,
+            DispatchOutcome::Failed(_) => OutcomeKind::Failed,
+            DispatchOutcome::Uncertain(_) => OutcomeKind::Uncertain,
+            DispatchOutcome::Retry(_) => OutcomeKind::Retrying,
+        }
+    }
+}
+
 impl DecisionState {
     /// All states.
     pub const ALL: [DecisionState; 7] = [

@@ -28,6 +28,8 @@ pub mod services;
 pub mod store;
 pub mod sync;
 
-pub use domain::{DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState, Source};
+pub use domain::{
+    DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState, OutcomeKind, Source,
+};
 pub use error::{Error, Result};
 pub use store::{ItemFilter, ItemSummary, Store};

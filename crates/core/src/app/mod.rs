@@ -16,7 +16,7 @@ use crate::decide::{self, Shown, UndoWindow};
 use crate::domain::Source;
 use crate::error::Result;
 use crate::live::{follow_muster, poll_gmail, GmailCadence, LiveChange, OnChange};
-use crate::outbox::{DispatchConfig, DispatchReport, Dispatcher};
+use crate::outbox::{DispatchConfig, Dispatcher};
 use crate::services::Services;
 use crate::store::{Account, Decision, Store};
 use crate::sync::{sync_gmail_with, sync_muster, Listing};
@@ -427,23 +427,8 @@ impl RunningApp {
         tokio::spawn(async move {
             loop {
                 match dispatcher.run_once().await {
-                    Ok(report) if changed(&report) => {
-                        let decisions = [
-                            &report.done,
-                            &report.conflicts,
-                            &report.failed,
-                            &report.uncertain,
-                            &report.retrying,
-                        ];
-                        let mut item_ids = vec![];
-                        for id in decisions.into_iter().flatten() {
-                            match store.get_decision(*id).await {
-                                Ok(decision) => item_ids.push(decision.item_id),
-                                Err(e) => {
-                                    tracing::warn!(decision = id, error = %e, "cannot read a dispatched decision")
-                                }
-                            }
-                        }
+                    Ok(report) if !report.attempts.is_empty() => {
+                        let item_ids = report.attempts.iter().map(|a| a.decision.item_id).collect();
                         emit_items(&store, &on_event, ChangeCause::Dispatched, item_ids).await;
                         deliver_refusals(&store, &viewing, &on_event).await;
                     }
@@ -464,12 +449,4 @@ impl Drop for RunningApp {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-fn changed(report: &DispatchReport) -> bool {
-    !(report.done.is_empty()
-        && report.conflicts.is_empty()
-        && report.failed.is_empty()
-        && report.uncertain.is_empty()
-        && report.retrying.is_empty())
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use chrono::Utc;
 
-use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, Source};
+use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, OutcomeKind, Source};
 use crate::error::{Error, Result};
 use crate::reachability::{classify, Failure, Reach};
 use crate::services::Services;
@@ -67,18 +67,30 @@ impl Default for DispatchConfig {
 /// What one pass over the outbox did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DispatchReport {
-    /// Decisions carried out.
-    pub done: Vec<i64>,
-    /// Decisions that became conflicts.
-    pub conflicts: Vec<i64>,
-    /// Decisions refused for good.
-    pub failed: Vec<i64>,
-    /// Decisions whose outcome is unknown for now.
-    pub uncertain: Vec<i64>,
-    /// Decisions waiting for the service to answer.
-    pub retrying: Vec<i64>,
+    /// The decisions tried, in the order tried.
+    pub attempts: Vec<Attempt>,
     /// Sending is paused: nothing was done.
     pub paused: bool,
+}
+
+/// One decision a pass tried.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// The decision as recorded after the attempt (its state, its detail, its item).
+    pub decision: Decision,
+    /// How the attempt ended.
+    pub outcome: OutcomeKind,
+}
+
+impl DispatchReport {
+    /// The ids of the decisions whose attempt ended as `outcome`, in the order tried.
+    pub fn ended(&self, outcome: OutcomeKind) -> Vec<i64> {
+        self.attempts
+            .iter()
+            .filter(|a| a.outcome == outcome)
+            .map(|a| a.decision.id)
+            .collect()
+    }
 }
 
 /// The one dispatcher of a data directory.
@@ -272,14 +284,10 @@ impl Dispatcher {
                 .record_refusal(decision.item_id, *kind, reason, &key)
                 .await?;
         }
-        let bucket = match step.outcome {
-            DispatchOutcome::Done => &mut report.done,
-            DispatchOutcome::Conflict(_) => &mut report.conflicts,
-            DispatchOutcome::Failed(_) => &mut report.failed,
-            DispatchOutcome::Uncertain(_) => &mut report.uncertain,
-            DispatchOutcome::Retry(_) => &mut report.retrying,
-        };
-        bucket.push(finished.id);
+        report.attempts.push(Attempt {
+            outcome: step.outcome.kind(),
+            decision: finished,
+        });
         Ok(())
     }
 

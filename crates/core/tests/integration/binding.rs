@@ -6,6 +6,7 @@ use std::time::Duration;
 use countersign_core::decide::{self, Shown, UndoWindow};
 use countersign_core::review::review_detail;
 use countersign_core::store::Account;
+use countersign_core::OutcomeKind;
 use countersign_core::{Error, ItemState};
 use countersign_fakes::gmail::Failure;
 use sha2::{Digest, Sha256};
@@ -249,7 +250,7 @@ async fn a_rate_limited_send_waits_for_the_time_google_names_and_is_sent_once() 
         .unwrap();
     let dispatcher = env.dispatcher().await;
     let first = dispatcher.run_once().await.unwrap();
-    assert_eq!(first.retrying.len(), 1);
+    assert_eq!(first.ended(OutcomeKind::Retrying).len(), 1);
     let refused_at = env
         .gmail
         .requests()

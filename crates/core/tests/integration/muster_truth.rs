@@ -7,6 +7,7 @@ use countersign_core::store::{DecisionFilter, RefusalKind};
 use countersign_core::sync::sync_muster;
 use countersign_core::DecisionState;
 use countersign_core::ItemState;
+use countersign_core::OutcomeKind;
 use countersign_fakes::muster::{FaultAction, WireStyle};
 use countersign_gmail::TokenStore;
 
@@ -54,8 +55,11 @@ async fn a_rate_limited_sign_in_leaves_the_decision_queued_with_the_next_try_nev
     env.muster.expire_sessions();
     exhaust_sign_ins(&env).await;
     let report = env.dispatcher().await.run_once().await.unwrap();
-    assert_eq!(report.retrying.len(), 1, "{report:?}");
-    assert!(report.uncertain.is_empty() && report.failed.is_empty());
+    assert_eq!(report.ended(OutcomeKind::Retrying).len(), 1, "{report:?}");
+    assert!(
+        report.ended(OutcomeKind::Uncertain).is_empty()
+            && report.ended(OutcomeKind::Failed).is_empty()
+    );
     let decision = &env.store.list_decisions(DecisionFilter::All).await.unwrap()[0];
     assert_eq!(decision.state, DecisionState::Queued);
     let detail = decision.outcome_detail.clone().unwrap();
@@ -80,7 +84,7 @@ async fn a_decide_whose_answer_was_lost_is_looked_up_and_found_done() {
         .drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1);
     let dispatcher = env.dispatcher().await;
     let report = dispatcher.run_once().await.unwrap();
-    assert_eq!(report.uncertain.len(), 1, "{report:?}");
+    assert_eq!(report.ended(OutcomeKind::Uncertain).len(), 1, "{report:?}");
     // The look-up reads the draft; it does not decide again.
     let decides = env
         .muster
@@ -88,7 +92,7 @@ async fn a_decide_whose_answer_was_lost_is_looked_up_and_found_done() {
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     let report = dispatcher.run_once().await.unwrap();
     assert_eq!(
-        report.done.len(),
+        report.ended(OutcomeKind::Done).len(),
         1,
         "{report:?} {:?}",
         env.store.list_decisions(DecisionFilter::All).await.unwrap()
@@ -233,7 +237,7 @@ async fn a_proxy_answering_instead_of_muster_holds_the_decision_back_unsent() {
         FaultAction::FrontPage(302),
     );
     let report = env.dispatcher().await.run_once().await.unwrap();
-    assert_eq!(report.retrying.len(), 1, "{report:?}");
+    assert_eq!(report.ended(OutcomeKind::Retrying).len(), 1, "{report:?}");
     let decision = &env.store.list_decisions(DecisionFilter::All).await.unwrap()[0];
     assert!(
         decision

@@ -7,6 +7,7 @@ use countersign_core::decide::{self, UndoWindow};
 use countersign_core::outbox::Dispatcher;
 use countersign_core::store::{Account, DecisionFilter, RefusalKind};
 use countersign_core::sync::sync_muster;
+use countersign_core::OutcomeKind;
 use countersign_core::{DecisionState, ItemFilter, ItemState};
 use countersign_fakes::gmail::Failure;
 use countersign_fakes::muster::CheckVerdict;
@@ -49,12 +50,15 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
     .unwrap();
     let dispatcher = env.dispatcher().await;
     let early = dispatcher.run_once().await.unwrap();
-    assert!(early.done.is_empty(), "sent inside the undo window");
+    assert!(
+        early.ended(OutcomeKind::Done).is_empty(),
+        "sent inside the undo window"
+    );
     assert_eq!(env.gmail.send_count(&draft.id), 0);
 
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let report = dispatcher.run_once().await.unwrap();
-    assert_eq!(report.done.len(), 1);
+    assert_eq!(report.ended(OutcomeKind::Done).len(), 1);
     let sent = env.gmail.sent_messages();
     assert_eq!(sent.len(), 1);
     assert_eq!(
@@ -115,7 +119,7 @@ async fn approve_after_the_agent_changed_the_draft_is_a_conflict_not_a_send() {
         .unwrap();
     let dispatcher = env.dispatcher().await;
     let report = dispatcher.run_once().await.unwrap();
-    assert_eq!(report.conflicts.len(), 1);
+    assert_eq!(report.ended(OutcomeKind::Conflict).len(), 1);
     assert_eq!(env.gmail.send_count(&draft.id), 0);
     let conflicted = item_for(&env, &draft.id).await;
     assert_eq!(conflicted.state, ItemState::Conflict);
@@ -145,7 +149,7 @@ async fn a_connection_dropped_after_the_send_committed_is_reconciled_as_sent_onc
     env.gmail.drop_after_commit("drafts.send", 1);
     let dispatcher = env.dispatcher().await;
     let first = dispatcher.run_once().await.unwrap();
-    assert_eq!(first.uncertain, vec![decision.id]);
+    assert_eq!(first.ended(OutcomeKind::Uncertain), vec![decision.id]);
     assert_eq!(
         env.store.get_decision(decision.id).await.unwrap().state,
         DecisionState::Uncertain
@@ -494,7 +498,7 @@ mod muster {
             .await
             .expect("the pass ends")
             .unwrap();
-        assert_eq!(report.retrying.len(), 1, "{report:?}");
+        assert_eq!(report.ended(OutcomeKind::Retrying).len(), 1, "{report:?}");
         let decides = env
             .muster
             .requests()
@@ -569,7 +573,7 @@ mod muster {
         approve_now(&env, item.id).await;
         let dispatcher = env.dispatcher().await;
         let report = dispatcher.run_once().await.unwrap();
-        assert_eq!(report.done.len(), 1);
+        assert_eq!(report.ended(OutcomeKind::Done).len(), 1);
 
         let relayed = env
             .muster
@@ -589,7 +593,7 @@ mod muster {
             .unwrap();
         approve_now(&env, other_item.id).await;
         let report = dispatcher.run_once().await.unwrap();
-        assert_eq!(report.conflicts.len(), 1);
+        assert_eq!(report.ended(OutcomeKind::Conflict).len(), 1);
         assert!(item_for(&env, &other)
             .await
             .state_reason
@@ -657,7 +661,7 @@ async fn a_draft_sent_from_gmail_itself_before_dispatch_is_a_conflict_and_not_se
     let client = env.services.gmail(&account).await.unwrap();
     client.send_draft(&draft.id, &raw, None).await.unwrap();
     let report = env.dispatcher().await.run_once().await.unwrap();
-    assert_eq!(report.conflicts.len(), 1);
+    assert_eq!(report.ended(OutcomeKind::Conflict).len(), 1);
     assert_eq!(env.gmail.sent_messages().len(), 1, "sent twice");
     let gone = item_for(&env, &draft.id).await;
     assert_eq!(gone.state, ItemState::Gone);

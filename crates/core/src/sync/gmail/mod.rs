@@ -115,14 +115,10 @@ impl AccountSync<'_> {
     /// Read what changed since the stored history id, listing the drafts when something did or
     /// a listing is due; a full sync when the id is unusable or there is none.
     async fn changes(self, listing: Listing) -> Result<GmailSyncReport> {
-        let AccountSync {
-            store,
-            account,
-            client,
-        } = self;
+        let (store, account) = (self.store, self.account);
         let cursor = store.sync_cursor(&account.id).await?;
         if let Some(start) = cursor.history_id.as_deref() {
-            match client.list_draft_history(start).await {
+            match self.client.list_draft_history(start).await {
                 Ok(changes) => {
                     let listing_due = listing == Listing::Always
                         || cursor.last_listed_at.is_none_or(|at| {
@@ -146,7 +142,7 @@ impl AccountSync<'_> {
                 Err(e) => return Err(e.into()),
             }
         }
-        let profile = client.profile().await?;
+        let profile = self.client.profile().await?;
         self.reconcile(true, &profile.history_id).await
     }
 

@@ -204,3 +204,21 @@ async fn no_output_ever_contains_the_oauth_tokens_or_the_muster_password() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_whose_sign_in_google_ended_says_so_in_the_list() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    gmail.revoke_refresh_tokens();
+    // The sync meets `invalid_grant`: the account is marked for reconnecting.
+    cli.exec(&["sync"]).await;
+
+    let accounts = cli.exec(&["account", "list", "--json"]).await.json();
+    let reason = accounts[0]["reconnectReason"]
+        .as_str()
+        .expect("a reconnect reason");
+    assert!(reason.starts_with("Reconnect needed"), "{reason}");
+    let out = cli.exec(&["account", "list"]).await.ok();
+    assert!(out.stdout.contains(reason), "{}", out.stdout);
+}

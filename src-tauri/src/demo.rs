@@ -63,7 +63,14 @@ impl Demo {
         .await
         .context("cannot start the demo's fake muster")?;
         services
-            .connect_gmail(store, GmailConnect::to_fake(&gmail))
+            .connect_gmail(
+                store,
+                GmailConnect::auto_consent(
+                    gmail.client_secret_json().to_string(),
+                    gmail.api_base(),
+                    gmail.tokeninfo_url(),
+                ),
+            )
             .await
             .context("cannot connect the demo Gmail account")?;
         services

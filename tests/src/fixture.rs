@@ -102,7 +102,14 @@ impl Fixture {
     pub async fn connect_gmail(&self) -> Result<Account> {
         let account = self
             .services
-            .connect_gmail(&self.store, GmailConnect::to_fake(&self.gmail))
+            .connect_gmail(
+                &self.store,
+                GmailConnect::auto_consent(
+                    self.gmail.client_secret_json().to_string(),
+                    self.gmail.api_base(),
+                    self.gmail.tokeninfo_url(),
+                ),
+            )
             .await
             .context("cannot connect the fake Gmail")?;
         Ok(account)

@@ -27,7 +27,14 @@ pub fn block_on<F: std::future::Future>(body: F) -> F::Output {
 /// `gmail` connected as an account of `store`, consent given by the fake.
 pub async fn connect_fake_gmail(services: &Services, store: &Store, gmail: &FakeGmail) -> Account {
     services
-        .connect_gmail(store, GmailConnect::to_fake(gmail))
+        .connect_gmail(
+            store,
+            GmailConnect::auto_consent(
+                gmail.client_secret_json().to_string(),
+                gmail.api_base(),
+                gmail.tokeninfo_url(),
+            ),
+        )
         .await
         .expect("connect the fake Gmail")
 }

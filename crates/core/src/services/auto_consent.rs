@@ -57,14 +57,4 @@ impl GmailConnect {
             consent_timeout: Duration::from_secs(20),
         }
     }
-
-    /// Connect to `gmail`, a fake Google started in this process: its OAuth client, its API
-    /// and its token check, with the consent played by [`auto_consent_browser`].
-    pub fn to_fake(gmail: &countersign_fakes::gmail::FakeGmail) -> GmailConnect {
-        GmailConnect::auto_consent(
-            gmail.client_secret_json().to_string(),
-            gmail.api_base(),
-            gmail.tokeninfo_url(),
-        )
-    }
 }

@@ -43,7 +43,11 @@ async fn removing_an_account_stops_its_sync_no_request_reaches_the_fake_after_re
     .await
     .unwrap();
     let witness = app
-        .connect_gmail(GmailConnect::to_fake(&witness_fake))
+        .connect_gmail(GmailConnect::auto_consent(
+            witness_fake.client_secret_json().to_string(),
+            witness_fake.api_base(),
+            witness_fake.tokeninfo_url(),
+        ))
         .await
         .unwrap();
     eventually(Duration::from_secs(20), "the draft is mirrored", || async {

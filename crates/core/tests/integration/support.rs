@@ -70,7 +70,14 @@ impl Env {
 
     pub async fn connect_gmail(&self) -> Account {
         self.services
-            .connect_gmail(&self.store, GmailConnect::to_fake(&self.gmail))
+            .connect_gmail(
+                &self.store,
+                GmailConnect::auto_consent(
+                    self.gmail.client_secret_json().to_string(),
+                    self.gmail.api_base(),
+                    self.gmail.tokeninfo_url(),
+                ),
+            )
             .await
             .expect("connect the fake Gmail")
     }

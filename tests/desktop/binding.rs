@@ -18,14 +18,7 @@ async fn j_then_a_at_once_never_approves_a_draft_that_was_not_displayed() {
         return;
     };
     let fixture = Fixture::new().await.unwrap();
-    let account = fixture.connect_gmail().await.unwrap();
-    for n in 1..=22 {
-        fixture.gmail.file_draft(
-            &gmail_reply(n, &format!("Draft {n:02}"), "Body text."),
-            None,
-        );
-    }
-    fixture.sync(&account).await.unwrap();
+    gmail_drafts(&fixture, 22, |n| format!("Draft {n:02}")).await;
     let ids: Vec<i64> = fixture
         .items()
         .await

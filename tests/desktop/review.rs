@@ -480,12 +480,5 @@ async fn assert_only_decision_cancelled(fixture: &Fixture, item_id: i64) {
 
 /// Three Gmail drafts ("Draft number 1" to 3) of a connected account, in the mirror.
 async fn three_drafts(fixture: &Fixture) {
-    let account = fixture.connect_gmail().await.unwrap();
-    for n in 1..=3 {
-        fixture.gmail.file_draft(
-            &gmail_reply(n, &format!("Draft number {n}"), "Body text."),
-            None,
-        );
-    }
-    fixture.sync(&account).await.unwrap();
+    gmail_drafts(fixture, 3, |n| format!("Draft number {n}")).await;
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use countersign_e2e::desktop::DesktopApp;
+use countersign_e2e::fixture::{gmail_reply, Fixture};
 use countersign_e2e::webdriver::Session;
 use serde_json::Value;
 
@@ -275,4 +276,16 @@ impl Drop for NotificationWatch {
             let _ = child.wait();
         }
     }
+}
+
+/// `count` Gmail drafts of a connected account ("Body text.", subjects from `subject`), in the
+/// mirror.
+pub async fn gmail_drafts(fixture: &Fixture, count: usize, subject: impl Fn(usize) -> String) {
+    let account = fixture.connect_gmail().await.unwrap();
+    for n in 1..=count {
+        fixture
+            .gmail
+            .file_draft(&gmail_reply(n, &subject(n), "Body text."), None);
+    }
+    fixture.sync(&account).await.unwrap();
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
@@ -75,7 +75,7 @@ impl Cli {
 
     /// `countersign --data-dir DIR ARGS…`
     pub fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new(binary("countersign", "countersign-cli"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_countersign"));
         command
             .arg("--data-dir")
             .arg(self.data_dir())
@@ -86,7 +86,7 @@ impl Cli {
 
     /// `COUNTERSIGN_DATA_DIR=DIR countersign ARGS…`
     pub fn run_with_env_dir(&self, args: &[&str]) -> Output {
-        let mut command = Command::new(binary("countersign", "countersign-cli"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_countersign"));
         command
             .args(args)
             .env("COUNTERSIGN_DATA_DIR", self.data_dir());
@@ -96,7 +96,7 @@ impl Cli {
     /// The command for `ARGS…`, as the async tests start it: secrets in files (no keyring is
     /// touched), logs at their default level.
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(binary("countersign", "countersign-cli"));
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"));
         command
             .arg("--data-dir")
             .arg(self.data_dir())
@@ -316,22 +316,4 @@ fn output(mut command: Command) -> Output {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
-}
-
-/// The path of a workspace binary, built first if this test run did not build it.
-pub fn binary(name: &str, package: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    let exe = std::env::current_exe().unwrap();
-    // target/debug/deps/cli-… → target/debug/
-    let profile_dir: &Path = exe.parent().and_then(Path::parent).unwrap();
-    let path = profile_dir.join(name);
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", package, "--bin", name])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cannot build {name}");
-    });
-    path
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the Debian package: countersign-desktop (with demo mode) and the countersign CLI in
 # /usr/bin, the .desktop entry, the icons in the hicolor theme and the runtime dependencies,
-# made by Tauri's bundler (`cargo tauri build --bundles deb`; tauri-cli comes from
-# scripts/setup.sh). One release build: the CLI and the app together, with the features the
-# bundler builds the app with (`demo`, and `tauri/custom-protocol`, which tauri-cli 2 always adds:
-# `build_options` in its interface/rust.rs), so the dependencies they share are compiled once and
-# the bundler's own build finds them fresh; the bundler then maps the CLI into the package
+# made by Tauri's bundler (`cargo tauri bundle --bundles deb`; tauri-cli comes from
+# scripts/setup.sh). One release build: the CLI and the app together, with the features a
+# bundled app needs (`demo`, and `tauri/custom-protocol`, which `tauri build` would add:
+# `build_options` in tauri-cli's interface/rust.rs), so the dependencies they share are compiled
+# once; the bundler then maps the CLI into the package
 # (`bundle.linux.deb.files`). Built alone, the CLI unified fewer features (serde_json's, url's)
 # and every crate above them was compiled twice. The package is copied to artifacts/countersign_<version>_<arch>.deb
 # and its path printed last.
@@ -40,9 +40,12 @@ cli="$target_dir/release/countersign"
 # here rather than in tauri.conf.json.
 config=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/countersign":"%s"}}}}}' "$cli")
 
-say "bundling the .deb (cargo tauri build --bundles deb)"
+# `bundle`, not `build`: the binaries are built above. `tauri build` would build the app again,
+# and since it hands the merged config to the build in TAURI_CONFIG, which tauri-build's build
+# script watches, it recompiled countersign-desktop every time (over a minute).
+say "bundling the .deb (cargo tauri bundle --bundles deb)"
 rm -rf "$target_dir/release/bundle/deb"
-(cd src-tauri && cargo tauri build --ci --bundles deb --features demo --config "$config" -- --locked)
+(cd src-tauri && cargo tauri bundle --ci --bundles deb --features demo --config "$config")
 
 shopt -s nullglob
 debs=("$target_dir"/release/bundle/deb/*.deb)

@@ -63,7 +63,7 @@ else
   cargo install tauri-driver --version '^2' --locked --quiet
 fi
 
-# tauri-cli 2.x: its bundler (`cargo tauri build --bundles deb`) makes the package. From
+# tauri-cli 2.x: its bundler (`cargo tauri bundle --bundles deb`) makes the package. From
 # crates.io like tauri-driver, never downloaded by the build itself.
 if cargo install --list | grep -q '^tauri-cli v2\.'; then
   say "tauri-cli: present"

@@ -481,45 +481,4 @@ async fn account_statuses(store: &countersign_core::Store) -> Result<Vec<Account
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_queue_filter_reads_the_ui_names_of_states_and_sources() {
-        let filter: QueueFilter = serde_json::from_value(serde_json::json!({
-            "states": ["pending", "awaiting_check", "send_failed"],
-            "accountId": "muster-1",
-            "source": "muster"
-        }))
-        .unwrap();
-        assert_eq!(
-            filter.states,
-            vec![
-                ItemState::Pending,
-                ItemState::AwaitingCheck,
-                ItemState::SendFailed
-            ]
-        );
-        assert_eq!(filter.account_id.as_deref(), Some("muster-1"));
-        assert_eq!(filter.source, Some(Source::Muster));
-    }
-
-    #[test]
-    fn an_empty_queue_filter_lists_everything() {
-        let filter: QueueFilter = serde_json::from_value(serde_json::json!({})).unwrap();
-        assert!(filter.states.is_empty() && filter.account_id.is_none() && filter.source.is_none());
-    }
-
-    #[test]
-    fn an_unknown_state_in_the_filter_is_refused_rather_than_ignored() {
-        let filter = serde_json::from_value::<QueueFilter>(serde_json::json!({"states": ["lost"]}));
-        assert!(filter.is_err());
-    }
-
-    #[test]
-    fn the_preset_reject_reasons_are_offered() {
-        let reasons = reject_reasons();
-        assert_eq!(reasons.len(), PRESET_REJECT_REASONS.len());
-        assert!(reasons.contains(&"Wrong recipient".to_string()));
-    }
-}
+mod tests;

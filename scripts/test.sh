@@ -25,6 +25,7 @@ step() { # $1 = name, rest = command
   start=$SECONDS
   "$@"
   status=$?
+  status_of_last_step=$status
   if ((status == 0)); then
     results+=("ok      $name ($((SECONDS - start)) s)")
   else
@@ -36,14 +37,27 @@ step() { # $1 = name, rest = command
 step "cargo fmt --check" cargo fmt --all -- --check
 # The desktop app carries the fakes only with its `demo` feature: the workspace is built and
 # tested with it (the desktop suite tries the demo), and the app is linted without it too.
-step "cargo clippy (all targets, -D warnings)" \
-  cargo clippy --workspace --all-targets --locked --features countersign-desktop/demo -- -D warnings
 step "cargo clippy (desktop app without the demo feature)" \
   cargo clippy -p countersign-desktop --all-targets --locked -- -D warnings
 step "UI type check (svelte-check)" bash -c 'cd ui && npm run --silent check'
-# No separate build of the app: src-tauri has an integration test, so `cargo test --workspace`
-# builds the real countersign-desktop binary (same features as everything else) before it runs
-# any test, and the desktop e2e suite starts that binary.
+
+# Clippy over the whole workspace is the test build itself: every workspace crate, every target
+# (benches too), compiled by clippy-driver with warnings denied (scripts/clippy-rustc.sh), the
+# dependencies by rustc. This is what `cargo clippy --workspace --all-targets -- -D warnings`
+# reports, without compiling the dependency tree a second time in check mode. If it fails, the
+# tests still run, built by plain rustc.
+lint_wrapper=$PWD/scripts/clippy-rustc.sh
+lint_build() {
+  RUSTC_WORKSPACE_WRAPPER=$lint_wrapper \
+    cargo test --workspace --all-targets --no-run --locked --features countersign-desktop/demo
+}
+step "cargo clippy (every workspace target, -D warnings) and the test build" lint_build
+if ((status_of_last_step == 0)); then
+  export RUSTC_WORKSPACE_WRAPPER=$lint_wrapper
+fi
+# No separate build of the app: src-tauri has an integration test, so the test build makes the
+# real countersign-desktop binary (same features as everything else), and the desktop e2e suite
+# starts that binary.
 
 run_tests() {
   local runner=()
@@ -63,7 +77,8 @@ step "cargo test --workspace (desktop suite under Xvfb + D-Bus + dunst)" run_tes
 # run the installed CLI, and start the installed `countersign-desktop --demo` under Xvfb through
 # WebDriver until its window paints the demo queue (a screenshot that is more than a blank).
 install_package() {
-  COUNTERSIGN_SKIP_SETUP=1 bash scripts/package.sh || return 1
+  # The package is built by plain rustc: the lint wrapper is for the test build.
+  COUNTERSIGN_SKIP_SETUP=1 env -u RUSTC_WORKSPACE_WRAPPER bash scripts/package.sh || return 1
   if [[ $(id -u) != 0 ]]; then
     echo "!!! SKIPPED installing the package: apt-get install needs root"
     return 0
@@ -77,7 +92,7 @@ install_package() {
     echo "cannot start the installed app: no xvfb-run/dbus-run-session" >&2
     return 1
   fi
-  # Same packages and features as the test pass above: the test binary is already built.
+  # Same packages, features and wrapper as the test pass above: the test binary is already built.
   COUNTERSIGN_DESKTOP_BIN=/usr/bin/countersign-desktop CI=true \
     xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- bash scripts/with-notifications.sh \
     cargo test --workspace --locked --features countersign-desktop/demo --test desktop -- \

@@ -19,8 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use rustix::process::{kill_process_group, Pid, Signal};
 use serde_json::json;
 
 use crate::webdriver::Session;
@@ -240,13 +239,16 @@ impl Driver {
         // The group outlives tauri-driver if the app is still up, so it is signalled even when
         // tauri-driver itself has already exited. (Signalled directly: procps' `kill` binary
         // can read `-PGID` as something else entirely.)
-        let group = match i32::try_from(self.child.id()) {
-            // Never 0 (our own group) or 1 (everything): only the group made for the driver.
-            Ok(pid) if pid > 1 => Pid::from_raw(pid),
-            _ => return,
+        // Never 0 (our own group) or 1 (everything): only the group made for the driver.
+        let Some(group) = i32::try_from(self.child.id())
+            .ok()
+            .filter(|pid| *pid > 1)
+            .and_then(Pid::from_raw)
+        else {
+            return;
         };
         // SIGTERM first: tauri-driver then stops WebKitWebDriver itself.
-        let _ = killpg(group, Signal::SIGTERM);
+        let _ = kill_process_group(group, Signal::TERM);
         let deadline = Instant::now() + Duration::from_secs(3);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -255,7 +257,7 @@ impl Driver {
             std::thread::sleep(Duration::from_millis(50));
         }
         // Whatever is left of the group (the app, WebKit helpers) goes now.
-        let _ = killpg(group, Signal::SIGKILL);
+        let _ = kill_process_group(group, Signal::KILL);
         let _ = self.child.wait();
     }
 }

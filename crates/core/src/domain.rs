@@ -370,11 +370,10 @@ impl fmt::Display for DecisionState {
 }
 
 /// A muster route's state (stored as its snake_case name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[derive(strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
-#[sqlx(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum RouteState {
     /// The message was relayed to a session.

@@ -58,7 +58,7 @@ pub enum Error {
     },
     /// Any other database failure.
     #[error("cannot read or write the mirror: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(#[source] sqlx::Error),
     /// A value in the mirror does not parse (a state name, a timestamp...).
     #[error("cannot understand the mirror: {0}")]
     Corrupt(String),
@@ -110,6 +110,20 @@ pub enum Error {
 
 /// The core's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<sqlx::Error> for Error {
+    /// A stored value that does not decode (a state name this version does not know, a
+    /// timestamp that is not one, a text version that is not UTF-8) is a mirror this version
+    /// did not write, not a failing database: it becomes [`Error::Corrupt`].
+    fn from(error: sqlx::Error) -> Self {
+        match error {
+            sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) => {
+                Error::Corrupt(error.to_string())
+            }
+            error => Error::Database(error),
+        }
+    }
+}
 
 impl Error {
     /// Build a [`Error::Refused`].

@@ -3,9 +3,8 @@
 use super::Found;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 
-use super::{format_time, parse_enum, parse_time, Store};
+use super::{format_time, Store};
 use crate::domain::Source;
 use crate::error::{Error, Result};
 
@@ -31,8 +30,9 @@ impl SecretStorage {
     }
 }
 
-/// A connected account: what was connected, and what the mirror keeps of it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A connected account: what was connected, and what the mirror keeps of it (a row of
+/// `accounts`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Account {
@@ -40,6 +40,7 @@ pub struct Account {
     pub id: String,
     /// What was connected (flattened: the wire keeps one flat account).
     #[serde(flatten)]
+    #[sqlx(flatten)]
     #[cfg_attr(feature = "ui-types", ts(flatten))]
     pub profile: NewAccount,
     /// When it was added.
@@ -50,7 +51,7 @@ pub struct Account {
 }
 
 /// What is needed to add an account, and what connecting it again may change.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NewAccount {
@@ -62,7 +63,8 @@ pub struct NewAccount {
     pub address: String,
     /// The API base URL the clients talk to.
     pub api_base: String,
-    /// OAuth scopes Google reported as granted (Gmail only).
+    /// OAuth scopes Google reported as granted (Gmail only; stored as a JSON array).
+    #[sqlx(json)]
     pub granted_scopes: Vec<String>,
     /// Where the secret lives.
     pub secret_storage: SecretStorage,
@@ -98,30 +100,31 @@ impl Store {
         .bind(format_time(Utc::now()))
         .execute(self.pool())
         .await?;
-        let row = sqlx::query("SELECT * FROM accounts WHERE kind = ? AND address = ?")
-            .bind(new.kind.as_str())
-            .bind(&new.address)
-            .fetch_one(self.pool())
-            .await?;
-        account_from_row(&row)
+        Ok(
+            sqlx::query_as("SELECT * FROM accounts WHERE kind = ? AND address = ?")
+                .bind(new.kind.as_str())
+                .bind(&new.address)
+                .fetch_one(self.pool())
+                .await?,
+        )
     }
 
     /// Every account, oldest first.
     pub async fn list_accounts(&self) -> Result<Vec<Account>> {
-        let rows = sqlx::query("SELECT * FROM accounts ORDER BY created_at, id")
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(account_from_row).collect()
+        Ok(
+            sqlx::query_as("SELECT * FROM accounts ORDER BY created_at, id")
+                .fetch_all(self.pool())
+                .await?,
+        )
     }
 
     /// One account.
     pub async fn get_account(&self, id: &str) -> Result<Account> {
-        let row = sqlx::query("SELECT * FROM accounts WHERE id = ?")
+        sqlx::query_as("SELECT * FROM accounts WHERE id = ?")
             .bind(id)
             .fetch_optional(self.pool())
             .await?
-            .found("account", id)?;
-        account_from_row(&row)
+            .found("account", id)
     }
 
     /// Record that the account must be reconnected, and why: its syncs stop and its queued
@@ -164,22 +167,4 @@ impl Store {
             .await?
             .found("account", id)
     }
-}
-
-fn account_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Account> {
-    let scopes: String = row.try_get("granted_scopes")?;
-    Ok(Account {
-        id: row.try_get("id")?,
-        profile: NewAccount {
-            kind: parse_enum(row.try_get::<&str, _>("kind")?)?,
-            label: row.try_get("label")?,
-            address: row.try_get("address")?,
-            api_base: row.try_get("api_base")?,
-            granted_scopes: serde_json::from_str(&scopes)
-                .map_err(|e| Error::Corrupt(format!("bad granted scopes: {e}")))?,
-            secret_storage: parse_enum(row.try_get::<&str, _>("secret_storage")?)?,
-        },
-        created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
-        reconnect_reason: row.try_get("reconnect_reason")?,
-    })
 }

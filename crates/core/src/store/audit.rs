@@ -56,12 +56,7 @@ impl Store {
 
     /// The audit trail of one item, oldest first.
     pub async fn audit_for_item(&self, item_id: i64) -> Result<Vec<AuditEntry>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM audit_log WHERE item_id = ? ORDER BY id")
-                .bind(item_id)
-                .fetch_all(self.pool())
-                .await?,
-        )
+        self.rows_of_item("audit_log", item_id).await
     }
 
     /// The whole log, oldest first.

@@ -3,14 +3,13 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 
-use super::{format_time, parse_opt_time, Store};
+use super::{format_time, Store};
 use crate::error::Result;
 use crate::reachability::Reach;
 
-/// Where an account's sync stands.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Where an account's sync stands (a row of `sync_cursors`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SyncCursor {
@@ -33,26 +32,15 @@ pub struct SyncCursor {
 impl Store {
     /// The cursor of an account (an empty one if it never synced).
     pub async fn sync_cursor(&self, account_id: &str) -> Result<SyncCursor> {
-        let row = sqlx::query("SELECT * FROM sync_cursors WHERE account_id = ?")
+        let cursor = sqlx::query_as("SELECT * FROM sync_cursors WHERE account_id = ?")
             .bind(account_id)
             .fetch_optional(self.pool())
             .await?;
-        let Some(row) = row else {
-            return Ok(SyncCursor {
-                account_id: account_id.to_string(),
-                online: true,
-                ..SyncCursor::default()
-            });
-        };
-        Ok(SyncCursor {
-            account_id: row.try_get("account_id")?,
-            history_id: row.try_get("history_id")?,
-            last_sync_at: parse_opt_time(row.try_get("last_sync_at")?)?,
-            last_full_at: parse_opt_time(row.try_get("last_full_at")?)?,
-            last_listed_at: parse_opt_time(row.try_get("last_listed_at")?)?,
-            last_error: row.try_get("last_error")?,
-            online: row.try_get("online")?,
-        })
+        Ok(cursor.unwrap_or_else(|| SyncCursor {
+            account_id: account_id.to_string(),
+            online: true,
+            ..SyncCursor::default()
+        }))
     }
 
     /// Record a sync that worked.

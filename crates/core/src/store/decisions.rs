@@ -8,12 +8,12 @@ use sqlx::Row;
 
 use super::audit::{append_audit_in, NewAuditEntry};
 use super::items::apply_item_event_in;
-use super::{format_time, parse_enum, parse_opt_time, parse_time, Store};
+use super::{format_time, Store};
 use crate::domain::{DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState};
 use crate::error::{Error, Result};
 
-/// A decision in the outbox.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A decision in the outbox (a row of `decisions`; times are stored as RFC 3339 text).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
@@ -94,7 +94,7 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?
             .found("item", new.item_id)?;
-        let state: ItemState = parse_enum(row.try_get::<&str, _>("state")?)?;
+        let state: ItemState = row.try_get("state")?;
         let current_version: String = row.try_get("version")?;
         state
             .check_decidable(new.kind)
@@ -117,7 +117,7 @@ impl Store {
         }
         let now = Utc::now();
         let due = now + new.undo_window;
-        let row = sqlx::query(
+        let decision: Decision = sqlx::query_as(
             "INSERT INTO decisions (item_id, kind, reason, version, digest, state, created_at, due_at)
              VALUES (?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING *",
         )
@@ -130,7 +130,6 @@ impl Store {
         .bind(format_time(due))
         .fetch_one(&mut *tx)
         .await?;
-        let decision = decision_from_row(&row)?;
         apply_item_event_in(&mut tx, new.item_id, ItemEvent::Decided(new.kind), None).await?;
         append_audit_in(
             &mut tx,
@@ -159,16 +158,15 @@ impl Store {
     ) -> Result<Decision> {
         let action = format!("undo the decision on item {item_id}");
         let mut tx = self.write_tx().await?;
-        let row = sqlx::query(
+        let decision: Option<Decision> = sqlx::query_as(
             "SELECT * FROM decisions WHERE item_id = ? AND state IN ('queued', 'dispatching', 'uncertain')",
         )
         .bind(item_id)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some(row) = row else {
+        let Some(decision) = decision else {
             return Err(Error::refused(action, crate::actions::NOTHING_TO_UNDO));
         };
-        let decision = decision_from_row(&row)?;
         crate::actions::undoable(decision.state, decision.due_at, now)
             .map_err(|why| Error::refused(&action, why))?;
         let state = decision.state.cancel()?;
@@ -214,7 +212,7 @@ impl Store {
         let mut tx = self.write_tx().await?;
         // Decisions of one account leave in the order they were made: one that waits for
         // the service (backing off, or outcome unknown) holds back the later ones.
-        let row = sqlx::query(
+        let decision: Option<Decision> = sqlx::query_as(
             "SELECT d.* FROM decisions d JOIN review_items i ON i.id = d.item_id
               WHERE d.state = 'queued' AND d.due_at <= ?
                 AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?)
@@ -230,10 +228,9 @@ impl Store {
         .bind(&now_text)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some(row) = row else {
+        let Some(decision) = decision else {
             return Ok(None);
         };
-        let decision = decision_from_row(&row)?;
         let state = decision.state.claim()?;
         sqlx::query(
             "UPDATE decisions SET state = ?, claimed_by = ?, claimed_at = ?, attempts = attempts + 1
@@ -260,12 +257,11 @@ impl Store {
         retry_at: Option<DateTime<Utc>>,
     ) -> Result<Decision> {
         let mut tx = self.write_tx().await?;
-        let row = sqlx::query("SELECT * FROM decisions WHERE id = ?")
+        let decision: Decision = sqlx::query_as("SELECT * FROM decisions WHERE id = ?")
             .bind(decision_id)
             .fetch_optional(&mut *tx)
             .await?
             .found("decision", decision_id)?;
-        let decision = decision_from_row(&row)?;
         let state = decision.state.finish(outcome)?;
         let detail = match outcome {
             DispatchOutcome::Done => None,
@@ -394,32 +390,31 @@ impl Store {
 
     /// Decisions whose outcome is unknown, oldest first.
     pub async fn uncertain_decisions(&self) -> Result<Vec<Decision>> {
-        let rows = sqlx::query("SELECT * FROM decisions WHERE state = 'uncertain' ORDER BY id")
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(decision_from_row).collect()
+        Ok(
+            sqlx::query_as("SELECT * FROM decisions WHERE state = 'uncertain' ORDER BY id")
+                .fetch_all(self.pool())
+                .await?,
+        )
     }
 
     /// Uncertain decisions whose next look-up is due at `now`, oldest first.
     pub async fn due_uncertain_decisions(&self, now: DateTime<Utc>) -> Result<Vec<Decision>> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT * FROM decisions WHERE state = 'uncertain'
                 AND (next_attempt_at IS NULL OR next_attempt_at <= ?) ORDER BY id",
         )
         .bind(format_time(now))
         .fetch_all(self.pool())
-        .await?;
-        rows.iter().map(decision_from_row).collect()
+        .await?)
     }
 
     /// One decision.
     pub async fn get_decision(&self, id: i64) -> Result<Decision> {
-        let row = sqlx::query("SELECT * FROM decisions WHERE id = ?")
+        sqlx::query_as("SELECT * FROM decisions WHERE id = ?")
             .bind(id)
             .fetch_optional(self.pool())
             .await?
-            .found("decision", id)?;
-        decision_from_row(&row)
+            .found("decision", id)
     }
 
     /// The outbox, oldest first.
@@ -430,38 +425,11 @@ impl Store {
             }
             DecisionFilter::All => "SELECT * FROM decisions ORDER BY id",
         };
-        let rows = sqlx::query(sql).fetch_all(self.pool()).await?;
-        rows.iter().map(decision_from_row).collect()
+        Ok(sqlx::query_as(sql).fetch_all(self.pool()).await?)
     }
 
     /// Every decision made on an item, oldest first.
     pub async fn decisions_for_item(&self, item_id: i64) -> Result<Vec<Decision>> {
-        let rows = sqlx::query("SELECT * FROM decisions WHERE item_id = ? ORDER BY id")
-            .bind(item_id)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(decision_from_row).collect()
+        self.rows_of_item("decisions", item_id).await
     }
-}
-
-pub(crate) fn decision_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Decision> {
-    Ok(Decision {
-        id: row.try_get("id")?,
-        item_id: row.try_get("item_id")?,
-        kind: parse_enum(row.try_get::<&str, _>("kind")?)?,
-        reason: row.try_get("reason")?,
-        version: row.try_get("version")?,
-        digest: row.try_get("digest")?,
-        state: parse_enum(row.try_get::<&str, _>("state")?)?,
-        created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
-        due_at: parse_time(row.try_get::<&str, _>("due_at")?)?,
-        attempts: row.try_get::<i64, _>("attempts")? as u32,
-        next_attempt_at: parse_opt_time(row.try_get("next_attempt_at")?)?,
-        claimed_by: row.try_get("claimed_by")?,
-        rfc822_message_id: row.try_get("rfc822_message_id")?,
-        outcome_detail: row.try_get("outcome_detail")?,
-        finished_at: parse_opt_time(row.try_get("finished_at")?)?,
-        sent_digest: row.try_get("sent_digest")?,
-        sent_header_added: row.try_get("sent_header_added")?,
-    })
 }

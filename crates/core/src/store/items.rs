@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
-use super::{format_time, parse_enum, parse_time, Store};
+use super::{format_time, Store};
 use crate::domain::{DecisionKind, DecisionState, ItemEvent, ItemState, Source};
 use crate::error::Result;
 
@@ -272,7 +272,7 @@ impl Store {
                 redraft_number: row.try_get::<i64, _>("redraft_number")? as u32,
             },
             answers_json: row.try_get("answers_json")?,
-            created_at: parse_time(row.try_get::<&str, _>("created_at")?)?,
+            created_at: row.try_get("created_at")?,
         })
     }
 
@@ -305,7 +305,7 @@ impl Store {
                     row.try_get("id")?,
                     row.try_get("external_id")?,
                     row.try_get("version")?,
-                    parse_enum(row.try_get::<&str, _>("state")?)?,
+                    row.try_get("state")?,
                 ))
             })
             .collect()
@@ -329,12 +329,11 @@ pub(crate) async fn apply_item_event_in(
     event: ItemEvent,
     reason: Option<&str>,
 ) -> Result<ItemState> {
-    let current: String = sqlx::query_scalar("SELECT state FROM review_items WHERE id = ?")
+    let current: ItemState = sqlx::query_scalar("SELECT state FROM review_items WHERE id = ?")
         .bind(item_id)
         .fetch_optional(&mut *tx)
         .await?
         .found("item", item_id)?;
-    let current: ItemState = parse_enum(&current)?;
     let next = current.apply(event)?;
     sqlx::query(
         "UPDATE review_items SET state = ?, state_reason = COALESCE(?, state_reason), updated_at = ?
@@ -353,9 +352,9 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
     let decision = match row.try_get::<Option<i64>, _>("d_id")? {
         Some(id) => Some(LiveDecision {
             id,
-            kind: parse_enum(row.try_get::<&str, _>("d_kind")?)?,
-            state: parse_enum(row.try_get::<&str, _>("d_state")?)?,
-            due_at: parse_time(row.try_get::<&str, _>("d_due_at")?)?,
+            kind: row.try_get("d_kind")?,
+            state: row.try_get("d_state")?,
+            due_at: row.try_get("d_due_at")?,
             detail: row.try_get("d_detail")?,
         }),
         None => None,
@@ -363,9 +362,9 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
     let mut summary = ItemSummary {
         id: row.try_get("id")?,
         account_id: row.try_get("account_id")?,
-        source: parse_enum(row.try_get::<&str, _>("source")?)?,
+        source: row.try_get("source")?,
         external_id: row.try_get("external_id")?,
-        state: parse_enum(row.try_get::<&str, _>("state")?)?,
+        state: row.try_get("state")?,
         version: row.try_get("version")?,
         subject: row.try_get("subject")?,
         from: row.try_get("from_addr")?,
@@ -376,7 +375,7 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
         redraft_number: row.try_get::<i64, _>("redraft_number")? as u32,
         decision,
         account_online: row.try_get("account_online")?,
-        updated_at: parse_time(row.try_get::<&str, _>("updated_at")?)?,
+        updated_at: row.try_get("updated_at")?,
         actions: vec![],
     };
     summary.actions = crate::actions::allowed_actions(&summary, None, Utc::now());

@@ -9,6 +9,7 @@ mod audit;
 mod cursors;
 mod decisions;
 mod items;
+mod names;
 mod queue;
 mod record;
 mod refusals;
@@ -19,7 +20,6 @@ mod versions;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -98,6 +98,19 @@ impl Store {
     /// The connection pool, for the modules of this crate that run their own queries.
     pub(crate) fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// Every row of `table` about one item, oldest first: its versions, decisions, refusals
+    /// and audit lines are each read this way.
+    async fn rows_of_item<T>(&self, table: &'static str, item_id: i64) -> Result<Vec<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+    {
+        let sql = format!("SELECT * FROM {table} WHERE item_id = ? ORDER BY id");
+        Ok(sqlx::query_as(&sql)
+            .bind(item_id)
+            .fetch_all(self.pool())
+            .await?)
     }
 
     /// Start a transaction that holds the write lock from its first statement, so two
@@ -239,21 +252,6 @@ pub fn parse_time(text: &str) -> Result<DateTime<Utc>> {
         .map_err(|e| Error::Corrupt(format!("bad timestamp {text:?}: {e}")))
 }
 
-pub(crate) fn parse_opt_time(text: Option<String>) -> Result<Option<DateTime<Utc>>> {
-    text.as_deref().map(parse_time).transpose()
-}
-
-/// A name stored in the mirror, read back as its enum; an unknown name means the mirror is not
-/// what this version wrote.
-pub(crate) fn parse_enum<T: FromStr>(text: &str) -> Result<T> {
-    text.parse().map_err(|_| {
-        let kind = std::any::type_name::<T>()
-            .rsplit("::")
-            .next()
-            .unwrap_or("value");
-        Error::Corrupt(format!("unknown {kind} {text:?}"))
-    })
-}
 /// A row or version looked up by what the caller named must exist.
 pub(crate) trait Found<T> {
     /// `None` becomes [`Error::NotFound`] naming `what` and `id`.

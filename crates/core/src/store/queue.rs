@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::items::{summary_from_row, SUMMARY_SELECT};
-use super::{format_time, parse_enum, parse_time, ItemFilter, ItemSummary, Store};
+use super::{format_time, ItemFilter, ItemSummary, Store};
 use crate::domain::ItemState;
 use crate::error::Result;
 
@@ -251,14 +251,14 @@ impl Store {
         for value in &conditions.binds {
             query = query.bind(value);
         }
-        let row: Option<(String, String)> = query.fetch_optional(self.pool()).await?;
+        let row: Option<(ItemState, DateTime<Utc>)> = query.fetch_optional(self.pool()).await?;
         let Some((state, updated_at)) = row else {
             return Ok(None);
         };
         let cursor = QueueCursor {
             id,
-            state: parse_enum(&state)?,
-            updated_at: parse_time(&updated_at)?,
+            state,
+            updated_at,
         };
         Ok(Some(self.count_where(&conditions, Some(&cursor)).await?))
     }
@@ -303,10 +303,11 @@ impl Store {
         for value in &conditions.binds {
             query = query.bind(value);
         }
-        let rows: Vec<(String, i64)> = query.fetch_all(self.pool()).await?;
-        rows.into_iter()
-            .map(|(state, n)| Ok((parse_enum(&state)?, n as u64)))
-            .collect()
+        let rows: Vec<(ItemState, i64)> = query.fetch_all(self.pool()).await?;
+        Ok(rows
+            .into_iter()
+            .map(|(state, n)| (state, n as u64))
+            .collect())
     }
 
     /// The `limit` queued items of `filter`'s account and source whose decision is due

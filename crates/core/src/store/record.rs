@@ -5,7 +5,7 @@ use chrono::Utc;
 use sqlx::Row;
 
 use super::items::{ObservedDraft, RecordOutcome};
-use super::{format_time, parse_enum, Store};
+use super::{format_time, Store};
 use crate::domain::ItemState;
 use crate::error::Result;
 
@@ -25,7 +25,7 @@ impl Store {
         let (item_id, created, previous_state, state) = match existing {
             Some(row) => {
                 let id: i64 = row.try_get("id")?;
-                let previous: ItemState = parse_enum(row.try_get::<&str, _>("state")?)?;
+                let previous: ItemState = row.try_get("state")?;
                 let state = if draft.source == crate::domain::Source::Muster {
                     previous.merge_observed_muster(draft.observed_state)
                 } else {

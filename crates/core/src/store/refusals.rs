@@ -7,10 +7,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// What kind of refusal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
-#[sqlx(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RefusalKind {
     /// The plugin reported `ok: false`.
     SendFailed,
@@ -25,12 +26,7 @@ pub enum RefusalKind {
 impl RefusalKind {
     /// The stored name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalKind::SendFailed => "send_failed",
-            RefusalKind::CheckRefused => "check_refused",
-            RefusalKind::SendRefused => "send_refused",
-            RefusalKind::Conflict => "conflict",
-        }
+        self.into()
     }
 }
 
@@ -87,12 +83,7 @@ impl Store {
 
     /// Every refusal of an item, oldest first.
     pub async fn refusals_for_item(&self, item_id: i64) -> Result<Vec<Refusal>> {
-        Ok(
-            sqlx::query_as("SELECT * FROM refusals WHERE item_id = ? ORDER BY id")
-                .bind(item_id)
-                .fetch_all(self.pool())
-                .await?,
-        )
+        self.rows_of_item("refusals", item_id).await
     }
 
     /// Mark a refusal as told (or as not needing telling: the owner was looking at it).

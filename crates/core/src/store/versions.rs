@@ -2,14 +2,15 @@
 
 use super::Found;
 use chrono::{DateTime, Utc};
+use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
 use super::items::DraftContent;
-use super::{parse_time, Store};
-use crate::error::{Error, Result};
+use super::Store;
+use crate::error::Result;
 
-/// One version of an item.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One version of an item (a row of `draft_versions`).
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct DraftVersion {
     /// Row id.
     pub id: i64,
@@ -18,6 +19,7 @@ pub struct DraftVersion {
     /// Gmail message id / muster updatedAt.
     pub version: String,
     /// The bytes.
+    #[sqlx(flatten)]
     pub content: DraftContent,
     /// Hex sha256 of the bytes.
     pub sha256: String,
@@ -25,45 +27,40 @@ pub struct DraftVersion {
     pub first_seen_at: DateTime<Utc>,
 }
 
+/// The bytes are read as the kind they were stored as (`content_kind`): a muster reply is
+/// text, and text that is no longer UTF-8 is a damaged mirror, not a message to show.
+impl<'r> sqlx::FromRow<'r, SqliteRow> for DraftContent {
+    fn from_row(row: &'r SqliteRow) -> sqlx::Result<Self> {
+        let bytes: Vec<u8> = row.try_get("content")?;
+        match row.try_get::<&str, _>("content_kind")? {
+            "raw" => Ok(DraftContent::Raw(bytes)),
+            "text" => String::from_utf8(bytes)
+                .map(DraftContent::Text)
+                .map_err(|e| sqlx::Error::ColumnDecode {
+                    index: "\"content\"".into(),
+                    source: Box::new(e),
+                }),
+            other => Err(sqlx::Error::ColumnDecode {
+                index: "\"content_kind\"".into(),
+                source: format!("unknown content kind {other:?}").into(),
+            }),
+        }
+    }
+}
+
 impl Store {
     /// Every version of an item, oldest first.
     pub async fn versions(&self, item_id: i64) -> Result<Vec<DraftVersion>> {
-        let rows = sqlx::query("SELECT * FROM draft_versions WHERE item_id = ? ORDER BY id")
-            .bind(item_id)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(version_from_row).collect()
+        self.rows_of_item("draft_versions", item_id).await
     }
 
     /// One version of an item.
     pub async fn version(&self, item_id: i64, version: &str) -> Result<DraftVersion> {
-        let row = sqlx::query("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")
+        sqlx::query_as("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")
             .bind(item_id)
             .bind(version)
             .fetch_optional(self.pool())
             .await?
-            .found("version", format!("{version} of item {item_id}"))?;
-        version_from_row(&row)
+            .found("version", format!("{version} of item {item_id}"))
     }
-}
-
-fn version_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DraftVersion> {
-    let kind: &str = row.try_get("content_kind")?;
-    let bytes: Vec<u8> = row.try_get("content")?;
-    let content = match kind {
-        "raw" => DraftContent::Raw(bytes),
-        "text" => DraftContent::Text(
-            String::from_utf8(bytes)
-                .map_err(|_| Error::Corrupt("text version is not UTF-8".into()))?,
-        ),
-        other => return Err(Error::Corrupt(format!("unknown content kind {other:?}"))),
-    };
-    Ok(DraftVersion {
-        id: row.try_get("id")?,
-        item_id: row.try_get("item_id")?,
-        version: row.try_get("version")?,
-        content,
-        sha256: row.try_get("sha256")?,
-        first_seen_at: parse_time(row.try_get::<&str, _>("first_seen_at")?)?,
-    })
 }

@@ -178,6 +178,44 @@ async fn a_damaged_sqlite_file_is_refused_and_left_untouched() {
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
 
+#[tokio::test]
+async fn a_stored_value_this_version_cannot_read_is_reported_as_a_damaged_mirror() {
+    let (dir, store, _account, item) = mirror_with_one_draft().await;
+    // What another writer (a newer Countersign, a hand edit) could leave behind: a state
+    // name this version does not know, and a text version that is no longer UTF-8.
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.path().join(MIRROR_FILE).display()
+    ))
+    .await
+    .unwrap();
+    sqlx::query("UPDATE review_items SET state = 'snoozed' WHERE id = ?")
+        .bind(item.item_id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE draft_versions SET content_kind = 'text', content = x'C328' WHERE item_id = ?",
+    )
+    .bind(item.item_id)
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+
+    let error = store.get_item(item.item_id).await.unwrap_err();
+    assert!(matches!(error, Error::Corrupt(_)), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.starts_with("cannot understand the mirror"),
+        "{message}"
+    );
+    assert!(message.contains("state"), "{message}");
+    let error = store.versions(item.item_id).await.unwrap_err();
+    assert!(matches!(error, Error::Corrupt(_)), "{error:?}");
+    assert!(error.to_string().contains("content"), "{error}");
+}
+
 /// Runs only as the child of `a_second_process_sees_committed_decisions`.
 #[tokio::test]
 #[ignore = "run as a second process by a_second_process_sees_committed_decisions"]

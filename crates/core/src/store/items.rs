@@ -4,7 +4,7 @@ use super::Found;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
 use super::{format_time, Store};
 use crate::domain::{DecisionKind, DecisionState, ItemEvent, ItemState, Source};
@@ -41,8 +41,8 @@ impl DraftContent {
     }
 }
 
-/// Fields only muster items have.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Fields only muster items have (columns of `review_items`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 #[serde(rename_all = "camelCase")]
 pub struct MusterFields {
     /// The route the reply was written on.
@@ -261,16 +261,7 @@ impl Store {
         Ok(Item {
             summary: summary_from_row(&row)?,
             thread_id: row.try_get("thread_id")?,
-            muster: MusterFields {
-                route_id: row.try_get("route_id")?,
-                plugin: row.try_get("plugin")?,
-                session: row.try_get("session")?,
-                message_ref: row.try_get("message_ref")?,
-                check_state: row.try_get("check_state")?,
-                check_detail: row.try_get("check_detail")?,
-                redraft_of: row.try_get("redraft_of")?,
-                redraft_number: row.try_get::<i64, _>("redraft_number")? as u32,
-            },
+            muster: MusterFields::from_row(&row)?,
             answers_json: row.try_get("answers_json")?,
             created_at: row.try_get("created_at")?,
         })
@@ -293,22 +284,12 @@ impl Store {
         &self,
         account_id: &str,
     ) -> Result<Vec<(i64, String, String, ItemState)>> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, external_id, version, state FROM review_items WHERE account_id = ?",
         )
         .bind(account_id)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok((
-                    row.try_get("id")?,
-                    row.try_get("external_id")?,
-                    row.try_get("version")?,
-                    row.try_get("state")?,
-                ))
-            })
-            .collect()
+        .await?)
     }
 
     /// How many items are waiting for the owner (pending, conflict, awaiting check).
@@ -372,7 +353,7 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
         snippet: row.try_get("snippet")?,
         state_reason: row.try_get("state_reason")?,
         check_state: row.try_get("check_state")?,
-        redraft_number: row.try_get::<i64, _>("redraft_number")? as u32,
+        redraft_number: row.try_get("redraft_number")?,
         decision,
         account_online: row.try_get("account_online")?,
         updated_at: row.try_get("updated_at")?,

@@ -3,7 +3,8 @@ import type { SecretStorage } from "./SecretStorage";
 import type { Source } from "./Source";
 
 /**
- * A connected account: what was connected, and what the mirror keeps of it.
+ * A connected account: what was connected, and what the mirror keeps of it (a row of
+ * `accounts`).
  */
 export type Account = { 
 /**
@@ -36,7 +37,7 @@ address: string,
  */
 apiBase: string, 
 /**
- * OAuth scopes Google reported as granted (Gmail only).
+ * OAuth scopes Google reported as granted (Gmail only; stored as a JSON array).
  */
 grantedScopes: Array<string>, 
 /**

@@ -3,7 +3,7 @@ import type { DecisionKind } from "./DecisionKind";
 import type { DecisionState } from "./DecisionState";
 
 /**
- * A decision in the outbox.
+ * A decision in the outbox (a row of `decisions`; times are stored as RFC 3339 text).
  */
 export type Decision = { 
 /**

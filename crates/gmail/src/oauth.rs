@@ -288,11 +288,15 @@ pub async fn connect(
         ),
     );
     tokio::spawn(async move {
-        let _ = axum::serve(listener, app)
+        let served = axum::serve(listener, app)
             .with_graceful_shutdown(async {
+                // Either signal or drop ends the listener: both mean this sign-in is over.
                 let _ = stopped.await;
             })
             .await;
+        if let Err(e) = served {
+            tracing::warn!(error = %e, "the sign-in's loopback listener stopped");
+        }
     });
     // Dropped on every return: the listener ends with this sign-in.
     let _stop_listener = stop_listener;

@@ -217,7 +217,11 @@ fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         options.mode(0o600);
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        // The file itself is created 0600 below; a directory that stays readable only shows
+        // the file's name, so this is worth a warning, not a refusal.
+        if let Err(e) = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)) {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot make the token directory private");
+        }
     }
     let mut file = options
         .open(&tmp)

@@ -251,26 +251,10 @@ async fn each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_m
 
     // Keys still work after a click into the mail body (focus is taken back from the iframe).
     session.find("iframe").await.unwrap().click().await.unwrap();
-    // The click gave the sandboxed frame the focus; the app takes it back on the window's blur
-    // (a key pressed before that goes to the frame, as it would for an owner typing within the
+    // The click gave the sandboxed frame the focus; the app takes it back (ui/src/lib/focus.ts;
+    // a key pressed before that goes to the frame, as it would for an owner typing within the
     // same instant). Wait for that, as the owner's next key comes after it.
-    eventually(
-        UI_TIMEOUT,
-        "the app takes the focus back from the mail",
-        || async {
-            session
-                .execute(
-                    "return document.activeElement?.getAttribute('role') === 'listbox';",
-                    vec![],
-                )
-                .await
-                .ok()
-                .and_then(|v| v.as_bool())
-                == Some(true)
-        },
-    )
-    .await
-    .or_log(&app);
+    wait_focus_on_queue(session).await.or_log(&app);
     session.press_keys("k").await.unwrap();
     wait_detail(session, ids[0]).await.or_log(&app);
 
@@ -476,6 +460,55 @@ async fn assert_only_decision_cancelled(fixture: &Fixture, item_id: i64) {
         countersign_core::DecisionState::Cancelled,
         "{decisions:?}"
     );
+}
+
+/// The owner comes back from another program by clicking into the mail of the window in the
+/// background: WebDriver's click reaches the page without activating its window, as a click
+/// that lands before the window manager activates it. The keys must still reach the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_into_the_mail_of_a_window_in_the_background_leaves_the_keys_with_the_queue() {
+    let Some(prerequisites) = skip_or_fail(
+        "a_click_into_the_mail_of_a_window_in_the_background_leaves_the_keys_with_the_queue",
+    ) else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    three_drafts(&fixture).await;
+    let ids: Vec<i64> = fixture
+        .items()
+        .await
+        .unwrap()
+        .iter()
+        .map(|i| i.id)
+        .collect();
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, ids[0]).await.or_log(&app);
+
+    // Another program's window takes the focus: a second Countersign, on its own mirror.
+    let elsewhere = Fixture::new().await.unwrap();
+    let other = elsewhere.launch(&prerequisites).await.unwrap();
+    eventually(
+        UI_TIMEOUT,
+        "the first window is in the background",
+        || async {
+            session
+                .execute("return document.hasFocus();", vec![])
+                .await
+                .ok()
+                .and_then(|v| v.as_bool())
+                == Some(false)
+        },
+    )
+    .await
+    .or_log(&app);
+
+    session.find("iframe").await.unwrap().click().await.unwrap();
+    wait_focus_on_queue(session).await.or_log(&app);
+    session.press_keys("j").await.unwrap();
+    wait_detail(session, ids[1]).await.or_log(&app);
+    other.quit().await.unwrap();
+    app.quit().await.unwrap();
 }
 
 /// Three Gmail drafts ("Draft number 1" to 3) of a connected account, in the mirror.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use countersign_e2e::desktop::DesktopApp;
-use countersign_e2e::fixture::{gmail_reply, Fixture};
+use countersign_e2e::fixture::{eventually, gmail_reply, Fixture};
 use countersign_e2e::webdriver::Session;
 use serde_json::Value;
 
@@ -27,6 +27,30 @@ impl<T> OrLog<T> for anyhow::Result<T> {
     fn or_log(self, app: &DesktopApp) -> T {
         self.unwrap_or_else(|e| panic!("{e:#}\n{}", app.log_tail()))
     }
+}
+
+/// Waits until the keyboard focus is on the queue (not in the mail frame, where keys never
+/// reach the app); the error says where the focus is instead.
+pub async fn wait_focus_on_queue(session: &Session) -> anyhow::Result<()> {
+    let seen = Mutex::new(String::new());
+    eventually(UI_TIMEOUT, "the focus comes back to the queue", || async {
+        let focus = session
+            .execute(
+                "const e = document.activeElement;
+                 return `${e?.tagName} role=${e?.getAttribute('role')} \
+                         (the window ${document.hasFocus() ? 'has' : 'does not have'} the focus)`;",
+                vec![],
+            )
+            .await
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let back = focus.contains("role=listbox");
+        *seen.lock().unwrap() = focus;
+        back
+    })
+    .await
+    .map_err(|e| e.context(format!("the focus is on {}", seen.lock().unwrap())))
 }
 
 /// The id of the selected queue row.

@@ -18,14 +18,7 @@ async fn j_then_a_at_once_never_approves_a_draft_that_was_not_displayed() {
         return;
     };
     let fixture = Fixture::new().await.unwrap();
-    gmail_drafts(&fixture, 22, |n| format!("Draft {n:02}")).await;
-    let ids: Vec<i64> = fixture
-        .items()
-        .await
-        .unwrap()
-        .iter()
-        .map(|i| i.id)
-        .collect();
+    let ids = gmail_drafts(&fixture, 22, |n| format!("Draft {n:02}")).await;
 
     // Every detail takes 400 ms to arrive, as over a slow disk or a busy machine.
     let app = fixture

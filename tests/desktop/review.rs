@@ -228,15 +228,7 @@ async fn each_shortcut_does_what_the_overlay_says_even_after_clicking_into_the_m
         .set_undo_window(LOOK_INSIDE_UNDO_SECS)
         .await
         .unwrap();
-    three_drafts(&fixture).await;
-    let ids: Vec<i64> = fixture
-        .items()
-        .await
-        .unwrap()
-        .iter()
-        .map(|i| i.id)
-        .collect();
-    assert_eq!(ids.len(), 3);
+    let ids = three_drafts(&fixture).await;
 
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();
@@ -473,14 +465,7 @@ async fn a_click_into_the_mail_of_a_window_in_the_background_leaves_the_keys_wit
         return;
     };
     let fixture = Fixture::new().await.unwrap();
-    three_drafts(&fixture).await;
-    let ids: Vec<i64> = fixture
-        .items()
-        .await
-        .unwrap()
-        .iter()
-        .map(|i| i.id)
-        .collect();
+    let ids = three_drafts(&fixture).await;
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();
     wait_detail(session, ids[0]).await.or_log(&app);
@@ -512,6 +497,6 @@ async fn a_click_into_the_mail_of_a_window_in_the_background_leaves_the_keys_wit
 }
 
 /// Three Gmail drafts ("Draft number 1" to 3) of a connected account, in the mirror.
-async fn three_drafts(fixture: &Fixture) {
-    gmail_drafts(fixture, 3, |n| format!("Draft number {n}")).await;
+async fn three_drafts(fixture: &Fixture) -> Vec<i64> {
+    gmail_drafts(fixture, 3, |n| format!("Draft number {n}")).await
 }

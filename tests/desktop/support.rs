@@ -303,8 +303,12 @@ impl Drop for NotificationWatch {
 }
 
 /// `count` Gmail drafts of a connected account ("Body text.", subjects from `subject`), in the
-/// mirror.
-pub async fn gmail_drafts(fixture: &Fixture, count: usize, subject: impl Fn(usize) -> String) {
+/// mirror; returns their ids in queue order.
+pub async fn gmail_drafts(
+    fixture: &Fixture,
+    count: usize,
+    subject: impl Fn(usize) -> String,
+) -> Vec<i64> {
     let account = fixture.connect_gmail().await.unwrap();
     for n in 1..=count {
         fixture
@@ -312,4 +316,13 @@ pub async fn gmail_drafts(fixture: &Fixture, count: usize, subject: impl Fn(usiz
             .file_draft(&gmail_reply(n, &subject(n), "Body text."), None);
     }
     fixture.sync(&account).await.unwrap();
+    let ids: Vec<i64> = fixture
+        .items()
+        .await
+        .unwrap()
+        .iter()
+        .map(|i| i.id)
+        .collect();
+    assert_eq!(ids.len(), count, "every draft filed is in the mirror");
+    ids
 }

@@ -98,26 +98,21 @@ fn only_a_dispatch_in_flight_can_be_delivered() {
 
 #[test]
 fn a_sync_does_not_undo_a_local_decision_but_takes_a_final_answer() {
-    assert_eq!(
-        ItemState::Queued.merge_observed(ItemState::Pending),
-        ItemState::Queued
-    );
-    assert_eq!(
-        ItemState::Sending.merge_observed(ItemState::Pending),
-        ItemState::Sending
-    );
-    assert_eq!(
-        ItemState::Sending.merge_observed(ItemState::SendFailed),
-        ItemState::SendFailed
-    );
-    assert_eq!(
-        ItemState::Sent.merge_observed(ItemState::Pending),
-        ItemState::Sent
-    );
-    assert_eq!(
-        ItemState::Pending.merge_observed(ItemState::AwaitingCheck),
-        ItemState::AwaitingCheck
-    );
+    use ItemState::*;
+    // (the mirror's state, what the sync saw, the state kept)
+    for (local, observed, kept) in [
+        (Queued, Pending, Queued),
+        (Sending, Pending, Sending),
+        (Sending, SendFailed, SendFailed),
+        (Sent, Pending, Sent),
+        (Pending, AwaitingCheck, AwaitingCheck),
+    ] {
+        assert_eq!(
+            local.merge_observed(observed),
+            kept,
+            "{local:?} seeing {observed:?}"
+        );
+    }
 }
 
 #[test]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Debian package: countersign-desktop (with demo mode) and the countersign CLI in
 # /usr/bin, the .desktop entry, the icons in the hicolor theme and the runtime dependencies,
-# made by Tauri's bundler (`cargo tauri bundle --bundles deb`; tauri-cli comes from
-# scripts/setup.sh). One release build: the CLI and the app together, with the features a
+# made by Tauri's bundler (`tauri bundle --bundles deb`; the Tauri CLI is the UI's npm
+# devDependency `@tauri-apps/cli`, a prebuilt binary that scripts/setup.sh installs with `npm ci`). One release build: the CLI and the app together, with the features a
 # bundled app needs (`demo`, and `tauri/custom-protocol`, which `tauri build` would add:
 # `build_options` in tauri-cli's interface/rust.rs), so the dependencies they share are compiled
 # once; the bundler then maps the CLI into the package
@@ -22,9 +22,9 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 if [[ ${COUNTERSIGN_SKIP_SETUP:-} != 1 ]]; then
   bash scripts/setup.sh
 fi
-if ! cargo tauri --version >/dev/null 2>&1; then
-  echo "cannot find tauri-cli (cargo tauri): run scripts/setup.sh as root, or" >&2
-  echo "  cargo install tauri-cli --version '^2' --locked" >&2
+tauri="$PWD/ui/node_modules/.bin/tauri"
+if ! "$tauri" --version >/dev/null 2>&1; then
+  echo "cannot find the Tauri CLI at $tauri: run scripts/setup.sh (or npm ci in ui/)" >&2
   exit 1
 fi
 
@@ -43,9 +43,9 @@ config=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/countersign":"%s"
 # `bundle`, not `build`: the binaries are built above. `tauri build` would build the app again,
 # and since it hands the merged config to the build in TAURI_CONFIG, which tauri-build's build
 # script watches, it recompiled countersign-desktop every time (over a minute).
-say "bundling the .deb (cargo tauri bundle --bundles deb)"
+say "bundling the .deb (tauri bundle --bundles deb)"
 rm -rf "$target_dir/release/bundle/deb"
-(cd src-tauri && cargo tauri bundle --ci --bundles deb --features demo --config "$config")
+(cd src-tauri && "$tauri" bundle --ci --bundles deb --features demo --config "$config")
 
 shopt -s nullglob
 debs=("$target_dir"/release/bundle/deb/*.deb)

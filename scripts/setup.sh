@@ -4,8 +4,8 @@
 # Idempotent and non-interactive: run it as often as you like, with or without a TTY.
 #  - Debian packages (as root, with apt-get; `apt-get update` only when something is missing),
 #  - tauri-driver 2.x (cargo install) for the desktop end-to-end tests,
-#  - tauri-cli 2.x (cargo install; `cargo tauri`), whose bundler makes the .deb (package.sh),
-#  - the UI's npm packages (`npm ci`, only when package-lock.json changed),
+#  - the UI's npm packages (`npm ci`, only when package-lock.json changed), among them the Tauri
+#    CLI (`@tauri-apps/cli`, its prebuilt binary), whose bundler makes the .deb (package.sh),
 #  - the UI build in ui/dist (only when its sources changed), which the desktop app embeds.
 # Rust (the toolchain in rust-toolchain.toml) and Node.js >= 20.19 come with the machine.
 set -euo pipefail
@@ -61,15 +61,6 @@ if cargo install --list | grep -q '^tauri-driver v2\.'; then
 else
   say "installing tauri-driver 2.x"
   cargo install tauri-driver --version '^2' --locked --quiet
-fi
-
-# tauri-cli 2.x: its bundler (`cargo tauri bundle --bundles deb`) makes the package. From
-# crates.io like tauri-driver, never downloaded by the build itself.
-if cargo install --list | grep -q '^tauri-cli v2\.'; then
-  say "tauri-cli: present"
-else
-  say "installing tauri-cli 2.x (cargo tauri)"
-  cargo install tauri-cli --version '^2' --locked --quiet
 fi
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -13,6 +13,7 @@ const COMMANDS: &[&str] = &[
     "get_review",
     "set_viewing",
     "set_idle",
+    "displayed",
     "approve",
     "reject",
     "save_edit",

@@ -11,9 +11,10 @@
 //! permission) and granted in `capabilities/main.json`, or the UI's call is refused.
 
 use base64::Engine;
-use countersign_core::decide::{Shown, PRESET_REJECT_REASONS};
+use countersign_core::decide::{Confirmation, Shown, PRESET_REJECT_REASONS};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
+use countersign_core::store::ShownPart;
 use countersign_core::store::{
     Account, Decision, DecisionFilter, PageStart, QueuePage, Settings, StateCounts, SyncCursor,
 };
@@ -263,12 +264,35 @@ pub fn set_viewing(
     Ok(())
 }
 
-/// Approve the version shown (the review detail's `shown`); it is sent when the undo window
-/// closes. Another current version is refused (`changed_since_shown`).
+/// The mail frame of version `shown` finished rendering `part` (the HTML, or the plain text
+/// after the owner switched to it): recorded as shown, which an approval needs.
 #[tauri::command]
-pub async fn approve(state: State<'_, AppState>, shown: Shown) -> Result<Decision, UiError> {
+pub async fn displayed(
+    state: State<'_, AppState>,
+    shown: Shown,
+    part: ShownPart,
+) -> Result<(), UiError> {
+    state.store()?.record_view(&shown, ACTOR, part).await?;
+    Ok(())
+}
+
+/// Approve the version shown (the review detail's `shown`); it is sent when the undo window
+/// closes. Another current version is refused (`changed_since_shown`), a version never
+/// displayed too (`not_shown`), and one with cautions asks first (`needs_confirmation`) unless
+/// the owner said "Approve anyway" (`anyway`).
+#[tauri::command]
+pub async fn approve(
+    state: State<'_, AppState>,
+    shown: Shown,
+    anyway: Option<bool>,
+) -> Result<Decision, UiError> {
+    let confirmation = if anyway == Some(true) {
+        Confirmation::DespiteCautions
+    } else {
+        Confirmation::None
+    };
     // Core tells the UI (items-changed) before this returns.
-    Ok(state.app()?.approve(&shown, ACTOR).await?)
+    Ok(state.app()?.approve(&shown, ACTOR, confirmation).await?)
 }
 
 /// Save the owner's edit of the version shown (Gmail): the draft's new version, which the

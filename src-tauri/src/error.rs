@@ -18,6 +18,11 @@ pub enum UiErrorCode {
     /// The draft changed since the version the decision was made on was shown: the UI shows
     /// the new version (with what changed) and asks again.
     ChangedSinceShown,
+    /// The version was never displayed (its frame did not load): the UI shows it again.
+    NotShown,
+    /// The version has cautions (a malformed structure, alternatives that differ): the UI asks
+    /// "Approve anyway?", naming them.
+    NeedsConfirmation,
     /// The item (or account, decision…) no longer exists: the UI reloads the queue.
     NotFound,
     /// Anything else: the UI shows the message.
@@ -54,6 +59,8 @@ impl From<countersign_core::Error> for UiError {
             countersign_core::Error::Refused { .. } => UiErrorCode::Refused,
             countersign_core::Error::ChangedSinceShown { .. } => UiErrorCode::ChangedSinceShown,
             countersign_core::Error::NotFound { .. } => UiErrorCode::NotFound,
+            countersign_core::Error::NotShown { .. } => UiErrorCode::NotShown,
+            countersign_core::Error::NeedsConfirmation { .. } => UiErrorCode::NeedsConfirmation,
             _ => UiErrorCode::Internal,
         };
         UiError::new(code, error.to_string())

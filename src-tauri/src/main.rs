@@ -132,6 +132,7 @@ fn main() -> anyhow::Result<()> {
             commands::get_review,
             commands::set_viewing,
             commands::set_idle,
+            commands::displayed,
             commands::approve,
             commands::reject,
             commands::save_edit,

@@ -21,6 +21,7 @@ mod safety;
 mod settings;
 mod start;
 mod support;
+mod warnings;
 mod welcome;
 
 use countersign_e2e::desktop::{skip_or_fail, DesktopApp, LaunchOptions};

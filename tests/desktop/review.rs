@@ -93,9 +93,25 @@ async fn z_inside_the_undo_window_takes_the_approval_back_and_nothing_is_sent() 
     fixture.sync(&account).await.unwrap();
     let refused = fixture.item(&refused_draft.id).await.unwrap();
     let shown = decide::current(&fixture.store, refused.id).await.unwrap();
-    decide::approve(&fixture.store, &shown, UndoWindow::None, "owner via test")
+    // Read elsewhere (the command line) and approved there: the app only sees the outcome.
+    fixture
+        .store
+        .record_view(
+            &shown,
+            "owner via test",
+            countersign_core::store::ShownPart::Text,
+        )
         .await
         .unwrap();
+    decide::approve(
+        &fixture.store,
+        &shown,
+        UndoWindow::None,
+        "owner via test",
+        decide::Confirmation::None,
+    )
+    .await
+    .unwrap();
 
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();

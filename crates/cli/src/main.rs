@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use countersign_core::decide::{self, UndoWindow};
-use countersign_core::store::DecisionFilter;
+use countersign_core::store::{DecisionFilter, ShownPart};
 use countersign_core::{ItemFilter, ItemState, Store};
 
 /// Review and decide on the email your AI agents drafted.
@@ -63,18 +63,29 @@ enum Command {
         #[arg(long)]
         state: Vec<String>,
     },
-    /// Show one item: headers, body, versions, decisions and the audit trail.
+    /// Show one item: headers, warnings, body, versions, decisions and the audit trail. What
+    /// it prints counts as shown to you: `approve` binds to the version it printed.
     Show {
         /// The item id from `countersign list`.
         id: i64,
+        /// Which alternative's words to print: `text` (the plain-text part, the default) or
+        /// `html` (the visible text of the HTML part). When the two say different things, `show`
+        /// prints both unless one is named.
+        #[arg(long, value_enum)]
+        part: Option<Part>,
     },
-    /// Approve an item: it is sent after the undo window.
+    /// Approve an item: it is sent after the undo window. Without `--version`, the version the
+    /// last `show` printed is approved (and none is, when `show` printed none).
     Approve {
         #[command(flatten)]
         reviewed: Reviewed,
         /// Send as soon as the dispatcher runs, without an undo window.
         #[arg(long)]
         no_undo: bool,
+        /// Approve although the draft has warnings (malformed structure...) or alternatives
+        /// that say different things: the audit records what you approved despite.
+        #[arg(long)]
+        despite_warnings: bool,
     },
     /// Edit a Gmail draft's subject or text before approving it: Gmail gets a new version in
     /// which nothing else changes, which you then review (`show`) and approve.
@@ -111,6 +122,24 @@ enum Command {
     Pause,
     /// Resume sending.
     Resume,
+}
+
+/// One alternative of a draft's body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Part {
+    /// The plain-text part.
+    Text,
+    /// The visible text of the HTML part.
+    Html,
+}
+
+impl From<Part> for ShownPart {
+    fn from(part: Part) -> Self {
+        match part {
+            Part::Text => ShownPart::Text,
+            Part::Html => ShownPart::Html,
+        }
+    }
 }
 
 /// The item a decision or an edit is about, and the version the owner reviewed.
@@ -224,18 +253,44 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let items = store.list_items(&filter).await?;
             output::items(&items, json)
         }
-        Command::Show { id } => {
-            let shown = output::ItemDetail::load(&store, *id).await?;
-            output::item_detail(&shown, json)
+        Command::Show { id, part } => {
+            let detail = output::ItemDetail::load(&store, *id).await?;
+            let parts = output::item_detail(&detail, part.map(ShownPart::from), json)?;
+            // Printed, so shown: recorded only once it is on the owner's terminal.
+            let shown = decide::Shown {
+                id: *id,
+                version: detail.shown_version.clone(),
+                digest: detail.shown_digest.clone(),
+            };
+            for part in parts {
+                store.record_view(&shown, ACTOR, part).await?;
+            }
+            Ok(())
         }
-        Command::Approve { reviewed, no_undo } => {
+        Command::Approve {
+            reviewed,
+            no_undo,
+            despite_warnings,
+        } => {
             let window = if *no_undo {
                 UndoWindow::None
             } else {
                 UndoWindow::FromSettings
             };
-            let shown = reviewed.shown(&store).await?;
-            let decision = decide::approve(&store, &shown, window, ACTOR).await?;
+            let confirmation = if *despite_warnings {
+                decide::Confirmation::DespiteCautions
+            } else {
+                decide::Confirmation::None
+            };
+            let shown = reviewed.shown_to_you(&store).await?;
+            let decision = decide::approve(&store, &shown, window, ACTOR, confirmation)
+                .await
+                .map_err(|e| match e {
+                    countersign_core::Error::NeedsConfirmation { .. } => {
+                        anyhow::anyhow!("{e}; pass --despite-warnings to approve it anyway")
+                    }
+                    e => e.into(),
+                })?;
             output::decision_made(&decision, json)
         }
         Command::Reject { reviewed, reason } => {
@@ -289,6 +344,28 @@ async fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 impl Reviewed {
+    /// What an approval binds to: the `--version` the owner names, or the version the last
+    /// `show` printed (refused when `show` printed none: an approval needs a version shown).
+    async fn shown_to_you(&self, store: &countersign_core::Store) -> Result<decide::Shown> {
+        if self.version.is_some() {
+            return self.shown(store).await;
+        }
+        store.get_item(self.id).await?;
+        match store.last_view(self.id, ACTOR).await? {
+            Some(view) => Ok(decide::Shown {
+                id: self.id,
+                version: view.version,
+                digest: view.digest,
+            }),
+            None => anyhow::bail!(
+                "cannot approve item {}: no version of it was shown to you; show it first \
+                 (`countersign show {}`)",
+                self.id,
+                self.id
+            ),
+        }
+    }
+
     /// What the command binds to: the `--version` the owner names (its digest from the
     /// mirror), or the current version when they name none.
     async fn shown(&self, store: &countersign_core::Store) -> Result<decide::Shown> {

@@ -7,6 +7,9 @@ use countersign_core::ItemSummary;
 use serde::Serialize;
 
 pub use crate::review::ItemDetail;
+use countersign_core::render::{FlagKind, ReviewView};
+use countersign_core::review;
+use countersign_core::store::ShownPart;
 
 fn print_json(value: &impl Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
@@ -67,10 +70,17 @@ fn actions(actions: &[countersign_core::actions::ActionState]) {
     }
 }
 
-/// One item in full.
-pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
+/// One item in full, with the words of `part` (or the text part, and the HTML's too when the
+/// two alternatives say different things). Returns the renderings printed: what was shown.
+pub fn item_detail(
+    detail: &ItemDetail,
+    part: Option<ShownPart>,
+    json: bool,
+) -> Result<Vec<ShownPart>> {
     if json {
-        return print_json(detail);
+        // A script that reads the JSON gets both alternatives.
+        print_json(detail)?;
+        return Ok(vec![ShownPart::Html, ShownPart::Text]);
     }
     let summary = &detail.item.summary;
     println!(
@@ -124,7 +134,21 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     if let Some(link) = &detail.content.gmail_link {
         println!("In Gmail: {link}");
     }
-    println!("\n{}\n", view.text_body.trim_end());
+    // Above the mail, as in the app: what is shown may not be what the recipient reads.
+    for warning in &view.warnings {
+        println!("Warning: {}", warning.message);
+    }
+    let parts = match part {
+        Some(part) => vec![part],
+        None if alternatives_differ(view) => vec![ShownPart::Text, ShownPart::Html],
+        None => vec![ShownPart::Text],
+    };
+    for &part in &parts {
+        if parts.len() > 1 || part == ShownPart::Html {
+            println!("\n--- {} ---", part_heading(view, part));
+        }
+        println!("\n{}\n", review::part_text(view, part).trim_end());
+    }
     if let Some(answered) = &detail.content.answered {
         answered_message(answered);
     }
@@ -152,9 +176,6 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
     }
     for flag in &view.flags {
         println!("Flag:    {}", flag.explanation);
-    }
-    for warning in &view.warnings {
-        println!("Warning: {}", warning.message);
     }
     section("Routes", &detail.content.routes, |route| {
         format!(
@@ -202,7 +223,26 @@ pub fn item_detail(detail: &ItemDetail, json: bool) -> Result<()> {
             entry.line.outcome.as_deref().unwrap_or("")
         )
     });
-    Ok(())
+    Ok(parts)
+}
+
+/// The draft carries both alternatives and they say different things (core's flag).
+fn alternatives_differ(view: &ReviewView) -> bool {
+    review::has_both_alternatives(view)
+        && view
+            .flags
+            .iter()
+            .any(|f| f.kind == FlagKind::AlternativesDiffer)
+}
+
+fn part_heading(view: &ReviewView, part: ShownPart) -> &'static str {
+    match (part, review::has_both_alternatives(view)) {
+        (ShownPart::Text, _) => "plain-text part",
+        (ShownPart::Html, true) => "HTML part (its visible text)",
+        (ShownPart::Html, false) => {
+            "the body as HTML (its visible text; the draft has no HTML part of its own)"
+        }
+    }
 }
 
 /// `title` and one indented line per item; nothing when there are none.

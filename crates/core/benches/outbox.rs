@@ -93,9 +93,15 @@ impl Env {
     async fn approve_all(&self, items: &[i64]) {
         for &id in items {
             let shown = decide::current(&self.store, id).await.expect("the item");
-            decide::approve(&self.store, &shown, UndoWindow::None, ACTOR)
-                .await
-                .expect("the approval");
+            decide::approve(
+                &self.store,
+                &shown,
+                UndoWindow::None,
+                ACTOR,
+                countersign_core::decide::Confirmation::None,
+            )
+            .await
+            .expect("the approval");
         }
     }
 }
@@ -137,9 +143,15 @@ async fn enqueue(decisions: usize) {
     for &id in &items {
         let shown = decide::current(&env.store, id).await.expect("the item");
         let start = Instant::now();
-        decide::approve(&env.store, &shown, UndoWindow::None, ACTOR)
-            .await
-            .expect("the approval");
+        decide::approve(
+            &env.store,
+            &shown,
+            UndoWindow::None,
+            ACTOR,
+            countersign_core::decide::Confirmation::None,
+        )
+        .await
+        .expect("the approval");
         samples.push(start.elapsed());
     }
     samples.sort();

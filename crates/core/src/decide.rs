@@ -5,7 +5,7 @@ use chrono::{Duration, Utc};
 
 use crate::domain::{DecisionKind, ItemEvent, ItemState};
 use crate::error::{Error, Result};
-use crate::store::{Decision, NewAuditEntry, NewDecision, Store};
+use crate::store::{Decision, DraftVersion, NewAuditEntry, NewDecision, ShownPart, Store};
 
 /// Reasons offered when rejecting; free text is always allowed too.
 pub const PRESET_REJECT_REASONS: [&str; 5] = [
@@ -52,14 +52,84 @@ pub async fn current(store: &Store, item_id: i64) -> Result<Shown> {
     })
 }
 
+/// Whether the owner confirmed approving a version despite its cautions (see [`cautions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirmation {
+    /// No: a version with cautions is refused with [`Error::NeedsConfirmation`].
+    None,
+    /// "Approve anyway": the cautions are accepted and the audit names them.
+    DespiteCautions,
+}
+
 /// Approve the version the owner was shown, so that exactly those bytes are what is sent.
+///
+/// Refused when `actor` was never shown that version ([`Error::NotShown`], audited), and, unless
+/// `confirmation` says "anyway", when the version has cautions ([`Error::NeedsConfirmation`]).
 pub async fn approve(
     store: &Store,
     shown: &Shown,
     window: UndoWindow,
     actor: &str,
+    confirmation: Confirmation,
 ) -> Result<Decision> {
-    decide(store, shown, DecisionKind::Approve, None, window, actor).await
+    let action = format!("approve item {}", shown.id);
+    let parts = store.parts_shown(shown, actor).await?;
+    let despite = match store.version(shown.id, &shown.version).await {
+        // Another version or digest than the current one is refused as not current when it is
+        // queued, and a version never shown as not shown: nobody is asked to confirm either.
+        Ok(version) if version.sha256 == shown.digest && !parts.is_empty() => {
+            let found = cautions(&version, &parts);
+            if confirmation == Confirmation::None && !found.is_empty() {
+                return Err(Error::NeedsConfirmation {
+                    action,
+                    cautions: found,
+                });
+            }
+            found
+        }
+        Ok(_) | Err(Error::NotFound { .. }) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    decide(
+        store,
+        shown,
+        DecisionKind::Approve,
+        None,
+        window,
+        actor,
+        despite,
+    )
+    .await
+}
+
+/// What the owner must confirm before `version` is approved, one sentence each, given the
+/// renderings of it they were shown: every structural parse warning (mail programs may read
+/// the message otherwise than the review showed it), and alternatives that say different
+/// things unless both were displayed.
+pub fn cautions(version: &DraftVersion, parts: &[ShownPart]) -> Vec<String> {
+    let view = crate::review::render_bytes(&version.content);
+    let mut found: Vec<String> = view
+        .warnings
+        .iter()
+        .filter(|w| w.kind.is_structural())
+        .map(|w| w.message.clone())
+        .collect();
+    let both_shown = parts.contains(&ShownPart::Text) && parts.contains(&ShownPart::Html);
+    if !both_shown && crate::review::has_both_alternatives(&view) {
+        found.extend(
+            view.flags
+                .iter()
+                .filter(|f| f.kind == crate::render::FlagKind::AlternativesDiffer)
+                .map(|f| {
+                    format!(
+                        "{} Recipients whose mail program shows the other one read words you \
+                         have not seen: display the plain text (and the HTML) first.",
+                        f.explanation
+                    )
+                }),
+        );
+    }
+    found
 }
 
 /// Reject the version the owner was shown, with a reason (required). A rejected Gmail draft is
@@ -79,6 +149,7 @@ pub async fn reject(store: &Store, shown: &Shown, reason: &str, actor: &str) -> 
         Some(reason.to_string()),
         UndoWindow::FromSettings,
         actor,
+        Vec::new(),
     )
     .await
 }
@@ -95,6 +166,7 @@ async fn decide(
     reason: Option<String>,
     window: UndoWindow,
     actor: &str,
+    despite: Vec<String>,
 ) -> Result<Decision> {
     let undo_window = match window {
         UndoWindow::FromSettings => {
@@ -110,11 +182,12 @@ async fn decide(
         digest: shown.digest.clone(),
         undo_window,
         actor: actor.to_string(),
+        despite,
     };
     let outcome = enqueue(store, new.clone()).await;
-    if let Err(refusal @ Error::ChangedSinceShown { .. }) = &outcome {
-        // The audit says why nothing was queued, with what the owner had on screen (a refusal
-        // by the state rules writes nothing: nothing about the draft was misjudged).
+    if let Err(refusal @ (Error::ChangedSinceShown { .. } | Error::NotShown { .. })) = &outcome {
+        // The audit says why nothing was queued, with what the owner had on screen or named (a
+        // refusal by the state rules writes nothing: nothing about the draft was misjudged).
         store
             .append_audit(&NewAuditEntry {
                 actor: new.actor,
@@ -125,6 +198,7 @@ async fn decide(
                 digest: Some(new.digest),
                 outcome: Some("refused".into()),
                 detail: Some(refusal.to_string()),
+                view_id: None,
             })
             .await?;
     }

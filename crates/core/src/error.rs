@@ -92,6 +92,27 @@ pub enum Error {
         /// The draft's current version.
         current: String,
     },
+    /// An approval names a version its actor was never shown (the desktop's frame of it did
+    /// not load; the CLI's `show` did not print it). Nothing was queued.
+    #[error(
+        "cannot {action}: version {version} was never shown to you; show it first (the app: \
+         open the draft; the command line: `countersign show`)"
+    )]
+    NotShown {
+        /// What was asked, e.g. "approve item 12".
+        action: String,
+        /// The version named.
+        version: String,
+    },
+    /// The version carries warnings or differences the owner must confirm having seen before
+    /// it is approved ("Approve anyway?"). Nothing was queued.
+    #[error("cannot {action} without your confirmation: {}", cautions.join(" "))]
+    NeedsConfirmation {
+        /// What was asked, e.g. "approve item 12".
+        action: String,
+        /// One sentence per caution, for the confirmation to name.
+        cautions: Vec<String>,
+    },
     /// The "Start at login" entry cannot be written or removed.
     #[error("cannot change the autostart entry {path}: {source}")]
     Autostart {

@@ -285,6 +285,39 @@ pub async fn save_attachment(
     Ok(bytes.len() as u64)
 }
 
+/// What a reader of one alternative reads: the text part as it is, or the visible text of the
+/// (sanitized) HTML. The CLI prints it; a draft with one alternative gives the same words both
+/// ways.
+pub fn part_text(view: &ReviewView, part: crate::store::ShownPart) -> String {
+    match part {
+        crate::store::ShownPart::Text => view.text_body.clone(),
+        crate::store::ShownPart::Html => {
+            let document = view.html_body.as_str();
+            let body = document
+                .split_once("<body>")
+                .map_or(document, |(_, rest)| rest);
+            let body = body.rsplit_once("</body>").map_or(body, |(body, _)| body);
+            crate::render::text::html_to_text(body)
+        }
+    }
+}
+
+/// The renderings of a view that differ from each other, so that both were displayed before an
+/// approval: the draft carries a text and an HTML alternative of its own (neither derived).
+pub fn has_both_alternatives(view: &ReviewView) -> bool {
+    !view.text_derived && !view.html_derived && !view.text_body.is_empty()
+}
+
+/// A version's bytes rendered without the owner's options (no parent, no owner domains, remote
+/// content blocked): what does not depend on them, its warnings and body-level flags.
+pub(crate) fn render_bytes(content: &DraftContent) -> ReviewView {
+    let options = RenderOptions::default();
+    match content {
+        DraftContent::Raw(raw) => render_message(raw, &options),
+        DraftContent::Text(text) => render_plain_text(text, None, &options),
+    }
+}
+
 fn render_version(version: &DraftVersion, options: &RenderOptions) -> ReviewView {
     match &version.content {
         DraftContent::Raw(raw) => render_message(raw, options),

@@ -20,6 +20,7 @@ import type {
   ReviewDetail,
   Settings,
   Shown,
+  ShownPart,
   Source,
   UiError,
 } from "./types";
@@ -78,8 +79,15 @@ export const getReview = (id: number, loadRemote: boolean, since: string | null 
 export const setViewing = (id: number | null) => call<null>("set_viewing", { id });
 /** Tells the shell the owner went idle (or came back): Gmail is checked less often meanwhile. */
 export const setIdle = (idle: boolean) => call<null>("set_idle", { idle });
-/** Approves the version on screen; refused with `changed_since_shown` if it is not current. */
-export const approve = (shown: Shown) => call<Decision>("approve", { shown });
+/** Records that `part` of version `shown` is on screen (its frame rendered, or the plain text
+ * displayed): an approval binds only to a version shown. */
+export const displayed = (shown: Shown, part: ShownPart) =>
+  call<null>("displayed", { shown, part });
+/** Approves the version on screen; refused with `changed_since_shown` if it is not current,
+ * `not_shown` if it was never displayed, and `needs_confirmation` when it has cautions and the
+ * owner has not said "Approve anyway" (`anyway`). */
+export const approve = (shown: Shown, anyway = false) =>
+  call<Decision>("approve", { shown, anyway });
 /** Rejects the version on screen, with a reason. */
 export const reject = (shown: Shown, reason: string) =>
   call<Decision>("reject", { shown, reason });

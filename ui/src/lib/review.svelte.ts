@@ -9,6 +9,7 @@ import type {
   ReviewDetail,
   ReviewDiff,
   Shown,
+  ShownPart,
   UiError,
 } from "./types";
 
@@ -38,6 +39,12 @@ export function actionBlocked(
  * click aimed at the old version cannot land on the new one. */
 export const SETTLE_MS = 1500;
 
+/** The draft carries a plain-text and an HTML alternative of its own (neither derived from the
+ * other): recipients may read either, so the review offers both. */
+export function hasBothAlternatives(view: ReviewDetail["view"]): boolean {
+  return !view.textDerived && !view.htmlDerived && view.textBody.length > 0;
+}
+
 export class Review {
   #detail = $state<ReviewDetail | null>(null);
   /** Loading the detail failed. */
@@ -53,6 +60,10 @@ export class Review {
   #changedWhileReading = $state<ReviewDiff | null>(null);
   /** Approve waits a moment after such a change (see `SETTLE_MS`). */
   #settling = $state(false);
+  /** Which alternative of the body is on screen: the HTML (the mail frame) or the plain text. */
+  #part = $state<ShownPart>("html");
+  /** Core asked "Approve anyway?" for this version: its cautions, until the owner answers. */
+  #confirming = $state<{ shown: Shown; message: string } | null>(null);
 
   #id: number | null = null;
   #generation = 0;
@@ -85,6 +96,12 @@ export class Review {
   get settling() {
     return this.#settling;
   }
+  get part() {
+    return this.#part;
+  }
+  get confirming() {
+    return this.#confirming;
+  }
 
   /** Shows item `id` (or nothing); reloads when it is the same item. */
   async open(id: number | null): Promise<void> {
@@ -96,6 +113,8 @@ export class Review {
       this.#shown = null;
       this.#changedWhileReading = null;
       this.#reading = null;
+      this.#part = "html";
+      this.#confirming = null;
       this.#settle(false);
     }
     const generation = ++this.#generation;
@@ -124,12 +143,33 @@ export class Review {
     }
   }
 
-  /** The mail frame finished rendering `version` of the open draft. */
-  rendered(version: string): void {
+  /** `part` of `version` of the open draft is on screen (the mail frame finished rendering
+   * it, or the plain text is displayed): core records it as shown, and decisions bind to it
+   * from then on. */
+  async displayed(version: string, part: ShownPart): Promise<void> {
     const detail = this.#detail;
-    if (detail && detail.shown.id === this.#id && detail.shown.version === version) {
-      this.#shown = detail.shown;
+    if (!detail || detail.shown.id !== this.#id || detail.shown.version !== version) return;
+    const shown = detail.shown;
+    try {
+      await api.displayed(shown, part);
+    } catch (error) {
+      this.#loadError = error as UiError;
+      return;
     }
+    // Still the version on screen, in that rendering, once core has recorded it.
+    const now = this.#detail;
+    if (now && now.shown.id === shown.id && now.shown.version === shown.version && this.#part === part) {
+      this.#shown = shown;
+    }
+  }
+
+  /** Shows the other alternative of the body (key `t`), when the draft has both. */
+  switchPart(): void {
+    const view = this.#detail?.view;
+    if (!view || !hasBothAlternatives(view)) return;
+    this.#part = this.#part === "html" ? "text" : "html";
+    // Bound again once the new rendering is on screen (and recorded).
+    this.#shown = null;
   }
 
   /** What a decision on `item` binds to, or why there is none yet. */
@@ -147,6 +187,31 @@ export class Review {
       return "This draft just changed — read what changed before deciding.";
     }
     return shown;
+  }
+
+  /** Asks core to approve `target`; cautions it names open the "Approve anyway?" question. */
+  async #approve(target: Shown, anyway: boolean): Promise<boolean> {
+    this.#busy = true;
+    this.#actionError = null;
+    try {
+      await api.approve(target, anyway);
+      this.#confirming = null;
+      return true;
+    } catch (error) {
+      const uiError = error as UiError;
+      if (uiError.code === "needs_confirmation" && !anyway) {
+        this.#confirming = { shown: target, message: uiError.message };
+      } else {
+        this.#confirming = null;
+        this.#actionError = uiError;
+        if (["not_found", "refused", "changed_since_shown", "not_shown"].includes(uiError.code)) {
+          void this.reload();
+        }
+      }
+      return false;
+    } finally {
+      this.#busy = false;
+    }
   }
 
   /** The actions core gave for `item`: the open detail's when it is at least as new as the
@@ -198,7 +263,9 @@ export class Review {
     } catch (error) {
       this.#actionError = error as UiError;
       // The item vanished or changed under the owner: show what the mirror holds now.
-      if (["not_found", "refused", "changed_since_shown"].includes(this.#actionError.code)) {
+      if (
+        ["not_found", "refused", "changed_since_shown", "not_shown"].includes(this.#actionError.code)
+      ) {
         void this.reload();
       }
       return false;
@@ -218,7 +285,26 @@ export class Review {
     if (blocked || !item) return this.#refuse(blocked ?? "");
     const target = this.#target(item);
     if (typeof target === "string") return this.#refuse(target);
-    return this.#act(() => api.approve(target));
+    return this.#approve(target, false);
+  }
+
+  /** The owner answered "Approve anyway" to core's cautions: approves the version they were
+   * asked about, if it is still the one on screen. */
+  approveAnyway(item: ItemSummary | null): Promise<boolean> {
+    const asked = this.#confirming;
+    if (!asked || !item) return this.#refuse("Nothing is waiting for your confirmation.");
+    const target = this.#target(item);
+    if (typeof target === "string") return this.#refuse(target);
+    if (target.version !== asked.shown.version || target.digest !== asked.shown.digest) {
+      this.#confirming = null;
+      return this.#refuse("This draft changed since you were asked — nothing was approved.");
+    }
+    return this.#approve(target, true);
+  }
+
+  /** The owner answered "Cancel" to core's cautions. */
+  cancelConfirm(): void {
+    this.#confirming = null;
   }
 
   /** The version a rejection of `item` binds to (taken when the owner starts rejecting), or

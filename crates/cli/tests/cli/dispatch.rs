@@ -37,6 +37,7 @@ async fn an_approved_draft_is_sent_once_with_exactly_the_reviewed_bytes() {
         .await
         .ok();
 
+    cli.show(&id).await;
     let approved = cli.exec(&["approve", &id]).await.ok();
     assert!(approved.stdout.contains("undo"), "{}", approved.stdout);
     let out = cli.exec(&["dispatch", "--wait"]).await.ok();
@@ -70,6 +71,7 @@ async fn undo_inside_the_window_sends_nothing_and_undo_after_it_is_refused_with_
         .await
         .ok();
 
+    cli.show(&kept_id).await;
     cli.exec(&["approve", &kept_id]).await.ok();
     let undone = cli.exec(&["undo", &kept_id]).await.ok();
     assert!(undone.stdout.contains("Undone"), "{}", undone.stdout);
@@ -81,6 +83,7 @@ async fn undo_inside_the_window_sends_nothing_and_undo_after_it_is_refused_with_
     cli.exec(&["settings", "set", "undo-window", "1"])
         .await
         .ok();
+    cli.show(&sent_id).await;
     cli.exec(&["approve", &sent_id]).await.ok();
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let closed = cli.exec(&["undo", &sent_id]).await;
@@ -109,6 +112,7 @@ async fn pause_stops_dispatch_and_resume_lets_the_decision_go() {
     let draft = gmail.file_draft(&reply(1, "Hello"), None);
     cli.exec(&["sync"]).await.ok();
     let id = cli.item_id(&draft.id).await;
+    cli.show(&id).await;
     cli.exec(&["approve", &id, "--no-undo"]).await.ok();
     cli.exec(&["pause"]).await.ok();
 
@@ -134,6 +138,7 @@ async fn a_dispatcher_killed_while_rereading_the_draft_sends_it_once_on_the_next
     let draft = gmail.file_draft(&reply(1, "Hello"), None);
     cli.exec(&["sync"]).await.ok();
     let id = cli.item_id(&draft.id).await;
+    cli.show(&id).await;
     cli.exec(&["approve", &id, "--no-undo"]).await.ok();
 
     // The pre-send re-read hangs; the process dies while the decision is `dispatching`.
@@ -168,6 +173,7 @@ async fn a_dispatcher_killed_after_gmail_sent_but_before_the_answer_reconciles_w
     let draft = gmail.file_draft(&reply(1, "Hello"), None);
     cli.exec(&["sync"]).await.ok();
     let id = cli.item_id(&draft.id).await;
+    cli.show(&id).await;
     cli.exec(&["approve", &id, "--no-undo"]).await.ok();
 
     // The fake commits the send, then holds the answer: what is lost is the answer.
@@ -202,6 +208,7 @@ async fn two_dispatchers_started_together_send_each_of_ten_drafts_exactly_once()
     cli.exec(&["sync"]).await.ok();
     for draft in &drafts {
         let id = cli.item_id(&draft.id).await;
+        cli.show(&id).await;
         cli.exec(&["approve", &id, "--no-undo"]).await.ok();
     }
 
@@ -237,6 +244,7 @@ async fn a_second_dispatcher_says_another_process_is_dispatching_and_leaves_the_
     let draft = gmail.file_draft(&reply(1, "Hello"), None);
     cli.exec(&["sync"]).await.ok();
     let id = cli.item_id(&draft.id).await;
+    cli.show(&id).await;
     cli.exec(&["approve", &id, "--no-undo"]).await.ok();
     // The first dispatcher is mid-dispatch (its re-read held for a while), holding the lock.
     let reads_before = gmail.request_count("drafts.get");
@@ -269,6 +277,7 @@ async fn dispatch_wait_gives_up_after_its_timeout_while_gmail_is_offline_and_sen
     let draft = gmail.file_draft(&reply(1, "Hello"), None);
     cli.exec(&["sync"]).await.ok();
     let id = cli.item_id(&draft.id).await;
+    cli.show(&id).await;
     cli.exec(&["approve", &id, "--no-undo"]).await.ok();
     gmail.set_online(false);
 

@@ -4,6 +4,7 @@ mod accounts;
 mod dispatch;
 mod muster;
 mod review;
+mod shown;
 mod support;
 
 use support::Cli;

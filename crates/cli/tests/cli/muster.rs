@@ -109,6 +109,7 @@ async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every
     for (n, draft) in drafts.iter().enumerate() {
         let id = cli.item_id(draft).await;
         if n % 2 == 0 {
+            cli.show(&id).await;
             cli.exec(&["approve", &id, "--no-undo"]).await.ok();
         } else {
             cli.exec(&["reject", &id, "--reason", "not this one"])

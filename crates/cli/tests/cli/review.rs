@@ -115,6 +115,7 @@ async fn a_muster_reply_shows_what_it_answers_its_route_chain_and_the_plugins_re
     assert_eq!(routes[0]["state"], "relayed");
 
     // Approved, dispatched to muster, then refused by the plugin when it tries to send.
+    cli.show(&id).await;
     cli.exec(&["approve", &id, "--no-undo"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();
     muster.claim(&draft).unwrap();
@@ -273,7 +274,7 @@ async fn approve_binds_to_the_version_shown_and_refuses_an_older_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn approve_without_a_version_binds_to_the_current_one_and_prints_its_digest() {
+async fn approve_without_a_version_binds_to_the_version_show_printed_and_prints_its_digest() {
     let (gmail, _muster) = fakes().await;
     let cli = Cli::new();
     cli.add_gmail(&gmail).await;

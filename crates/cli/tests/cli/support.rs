@@ -117,6 +117,12 @@ impl Cli {
         self.finish(child, args).await
     }
 
+    /// `show ID`, as the owner reads a draft before approving it (an approval binds to the
+    /// version `show` printed).
+    pub async fn show(&self, id: &str) -> Output {
+        self.exec(&["show", id]).await.ok()
+    }
+
     /// Run `ARGS…` with `input` on stdin.
     pub async fn exec_with_stdin(&self, args: &[&str], input: &str) -> Output {
         let mut command = self.command(args);

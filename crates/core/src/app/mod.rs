@@ -188,8 +188,20 @@ impl RunningApp {
 
     /// Approve the version the owner was shown ([`crate::decide::approve`]) and tell the UI
     /// at once, with the item's row as it is now.
-    pub async fn approve(&self, shown: &Shown, actor: &str) -> Result<Decision> {
-        let decision = decide::approve(&self.store, shown, UndoWindow::FromSettings, actor).await?;
+    pub async fn approve(
+        &self,
+        shown: &Shown,
+        actor: &str,
+        confirmation: decide::Confirmation,
+    ) -> Result<Decision> {
+        let decision = decide::approve(
+            &self.store,
+            shown,
+            UndoWindow::FromSettings,
+            actor,
+            confirmation,
+        )
+        .await?;
         self.decided(shown.id, ChangeCause::Decided).await;
         Ok(decision)
     }

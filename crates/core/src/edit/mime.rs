@@ -14,7 +14,7 @@
 use std::ops::Range;
 
 use base64::Engine;
-use mail_parser::{HeaderName, Message, MessageParser, MessagePart, PartType};
+use mail_parser::{HeaderName, Message, MessagePart, PartType};
 
 /// What the editor may show of a draft, or why it cannot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,7 +40,7 @@ struct BodyParts {
 
 /// What the draft's editor starts with, or why it cannot be edited here.
 pub fn editable(raw: &[u8]) -> Editable {
-    let Some(message) = MessageParser::default().parse(raw) else {
+    let Some(message) = crate::render::parse_message(raw) else {
         return Editable::Not("this message cannot be read as mail; edit it in Gmail".into());
     };
     match body_parts(&message) {
@@ -56,8 +56,7 @@ pub fn editable(raw: &[u8]) -> Editable {
 /// `raw` with `subject` and `text` in place of its subject and text body (see the module
 /// comment for what changes); `Err` with the sentence of [`editable`] when it cannot be edited.
 pub fn rewrite(raw: &[u8], subject: &str, text: &str) -> Result<Vec<u8>, String> {
-    let message = MessageParser::default()
-        .parse(raw)
+    let message = crate::render::parse_message(raw)
         .ok_or_else(|| "this message cannot be read as mail; edit it in Gmail".to_string())?;
     let parts = body_parts(&message)?;
     let eol: &[u8] = if raw.windows(2).any(|w| w == b"\r\n") {
@@ -334,7 +333,7 @@ AAECAwQFBgcICQ==\r\n\
 --outer--\r\n";
 
     fn parse(raw: &[u8]) -> Message<'_> {
-        MessageParser::default().parse(raw).unwrap()
+        mail_parser::MessageParser::default().parse(raw).unwrap()
     }
 
     /// Every header field of the root but those named, as raw text, in order.
@@ -428,6 +427,25 @@ AAECAwQFBgcICQ==\r\n\
             message.body_text(0).unwrap(),
             format!("Grüße\r\n{long_line}\r\n")
         );
+    }
+
+    #[test]
+    fn a_draft_that_trips_the_mime_parser_is_not_editable_instead_of_stopping_the_program() {
+        // Found by fuzzing: mail-parser's internal assertion fires on it in debug builds, where
+        // reading it for the editor used to stop `countersign show` (exit 101).
+        let raw = include_bytes!(
+            "../../tests/fixtures/render-regressions/mail-parser-invalid-part-id.eml"
+        );
+        if cfg!(debug_assertions) {
+            assert!(
+                matches!(editable(raw), Editable::Not(_)),
+                "{:?}",
+                editable(raw)
+            );
+            assert!(rewrite(raw, "s", "t").is_err());
+        } else {
+            let _ = editable(raw);
+        }
     }
 
     #[test]

@@ -150,6 +150,7 @@ pub async fn save_edit(
                 "{EDITED_BY_OWNER}: version {} (sha256 {}) became version {} (sha256 {})",
                 shown.version, shown.digest, new.version, new.digest
             )),
+            view_id: None,
         })
         .await?;
     Ok(new)

@@ -37,6 +37,11 @@ pub enum FlagKind {
     OverSizeLimit,
     /// A header allowed once occurs more than once: mail programs disagree on which one counts.
     DuplicateHeader,
+    /// Text a recipient's mail program would not display (or the review would not), but that
+    /// an assistant, a search index or a plain-text view reads.
+    HiddenText,
+    /// The plain-text and HTML alternatives say different things.
+    AlternativesDiffer,
 }
 
 /// One safety flag.

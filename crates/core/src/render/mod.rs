@@ -14,6 +14,7 @@ pub mod view;
 
 pub use diff::{diff_versions, VersionDiff};
 pub use flags::{Flag, FlagKind};
+pub(crate) use view::parse_message;
 pub use view::{
     attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,
     AttachmentPreview, Link, ParentMessage, RemoteContent, RenderOptions, ReviewView, Warning,

@@ -143,6 +143,27 @@ pub enum WarningKind {
     Malformed,
 }
 
+impl WarningKind {
+    /// The message's structure is broken, so mail programs may read it otherwise than the
+    /// review shows it (or it shows nothing): approving it asks "Approve anyway?". A date, a
+    /// charset or a missing inline image is visible as it is and asks nothing.
+    pub fn is_structural(self) -> bool {
+        match self {
+            WarningKind::EmptyMessage
+            | WarningKind::NotAMessage
+            | WarningKind::MissingBoundary
+            | WarningKind::TruncatedPart
+            | WarningKind::UnparseableStructure
+            | WarningKind::Malformed => true,
+            WarningKind::BrokenCharset
+            | WarningKind::UnknownCharset
+            | WarningKind::InvalidDate
+            | WarningKind::BrokenHeader
+            | WarningKind::MissingInlineImage => false,
+        }
+    }
+}
+
 /// A problem found while reading the draft, shown to the owner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
@@ -412,6 +433,12 @@ pub fn attachment_bytes(raw: &[u8], index: usize) -> Option<(AttachmentMeta, Vec
         }
     }
     Some((meta, bytes.into_owned()))
+}
+
+/// The one guarded parse of a draft's bytes for the rest of core (the editor): `None` when
+/// mail-parser cannot read them or stops on one of its internal checks.
+pub(crate) fn parse_message(raw: &[u8]) -> Option<Message<'_>> {
+    parse(raw, &mut Vec::new())
 }
 
 /// Parses with mail-parser, which handles malformed MIME gracefully in release builds but

@@ -43,6 +43,8 @@ pub struct NewAuditEntry {
     pub outcome: Option<String>,
     /// Reason or the service's words.
     pub detail: Option<String>,
+    /// The view of the version the decision was taken on (approvals).
+    pub view_id: Option<i64>,
 }
 
 impl Store {
@@ -72,8 +74,8 @@ pub(crate) async fn append_audit_in(
     entry: &NewAuditEntry,
 ) -> Result<i64> {
     let id = sqlx::query_scalar(
-        "INSERT INTO audit_log (at, actor, item_id, decision_id, action, version, digest, outcome, detail)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO audit_log (at, actor, item_id, decision_id, action, version, digest, outcome, detail, view_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
     .bind(format_time(Utc::now()))
     .bind(&entry.actor)
@@ -84,6 +86,7 @@ pub(crate) async fn append_audit_in(
     .bind(&entry.digest)
     .bind(&entry.outcome)
     .bind(&entry.detail)
+    .bind(entry.view_id)
     .fetch_one(&mut *tx)
     .await?;
     Ok(id)

@@ -8,7 +8,9 @@ use sqlx::Row;
 
 use super::audit::{append_audit_in, NewAuditEntry};
 use super::items::apply_item_event_in;
+use super::view_of_in;
 use super::{format_time, Store};
+use crate::decide::Shown;
 use crate::domain::{DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState};
 use crate::error::{Error, Result};
 
@@ -71,6 +73,9 @@ pub struct NewDecision {
     pub undo_window: Duration,
     /// Who decided (e.g. "owner via cli").
     pub actor: String,
+    /// The cautions (warnings, differing alternatives) the owner confirmed approving despite,
+    /// one sentence each: the audit says "approved despite: …".
+    pub despite: Vec<String>,
 }
 
 /// Which decisions to list.
@@ -115,6 +120,24 @@ impl Store {
                 current: current_version,
             });
         }
+        // An approval binds only to a version its actor was shown (rejections send nothing
+        // under the owner's name, and may be made in bulk on what the queue lists).
+        let view_id = match new.kind {
+            DecisionKind::Approve => Some(
+                view_of_in(
+                    &mut tx,
+                    &action,
+                    &Shown {
+                        id: new.item_id,
+                        version: new.version.clone(),
+                        digest: new.digest.clone(),
+                    },
+                    &new.actor,
+                )
+                .await?,
+            ),
+            DecisionKind::Reject => None,
+        };
         let now = Utc::now();
         let due = now + new.undo_window;
         let decision: Decision = sqlx::query_as(
@@ -194,6 +217,7 @@ impl Store {
                 digest: Some(decision.digest.clone()),
                 outcome: Some("cancelled".into()),
                 detail: None,
+                view_id: None,
             },
         )
         .await?;
@@ -316,6 +340,7 @@ impl Store {
                 digest: Some(audit_digest),
                 outcome: Some(state.as_str().to_string()),
                 detail: audit_detail,
+                view_id: None,
             },
         )
         .await?;

@@ -17,6 +17,7 @@ mod routes;
 mod settings;
 mod threads;
 mod versions;
+mod views;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,8 @@ pub use routes::RouteRecord;
 pub use settings::{RemoteContentPolicy, Settings};
 pub use threads::ThreadMessage;
 pub use versions::DraftVersion;
+pub(crate) use views::view_of_in;
+pub use views::{ShownPart, ViewEvent};
 
 /// The file name of the mirror inside the data directory.
 pub const MIRROR_FILE: &str = "mirror.sqlite3";

@@ -6,7 +6,7 @@ use sqlx::error::BoxDynError;
 use sqlx::sqlite::{SqliteArgumentValue, SqliteTypeInfo, SqliteValueRef};
 use sqlx::{Decode, Encode, Sqlite, Type};
 
-use super::{RefusalKind, SecretStorage};
+use super::{RefusalKind, SecretStorage, ShownPart};
 use crate::domain::{DecisionKind, DecisionState, ItemState, RouteState, Source};
 
 /// Implements sqlx's `Type`, `Decode` and `Encode` for enums that strum names.
@@ -51,4 +51,5 @@ stored_by_name!(
     RouteState,
     RefusalKind,
     SecretStorage,
+    ShownPart,
 );

@@ -61,7 +61,7 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
         .await
         .unwrap()
         .item_id;
-    let shown = decide::current(&store, id).await.unwrap();
+    let shown = shown_to_owner(&store, id).await;
     let later = Utc::now() + Duration::days(1);
     // Claims the decision just made and ends its dispatch with `outcome`.
     let dispatch = |outcome: Option<(DispatchOutcome, ItemEvent)>| {
@@ -91,20 +91,38 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
                 .unwrap();
         }
         ItemState::Queued => {
-            decide::approve(&store, &shown, UndoWindow::FromSettings, OWNER)
-                .await
-                .unwrap();
+            decide::approve(
+                &store,
+                &shown,
+                UndoWindow::FromSettings,
+                OWNER,
+                countersign_core::decide::Confirmation::None,
+            )
+            .await
+            .unwrap();
         }
         ItemState::Sending => {
-            decide::approve(&store, &shown, UndoWindow::FromSettings, OWNER)
-                .await
-                .unwrap();
+            decide::approve(
+                &store,
+                &shown,
+                UndoWindow::FromSettings,
+                OWNER,
+                countersign_core::decide::Confirmation::None,
+            )
+            .await
+            .unwrap();
             dispatch(None).await;
         }
         ItemState::Sent => {
-            decide::approve(&store, &shown, UndoWindow::FromSettings, OWNER)
-                .await
-                .unwrap();
+            decide::approve(
+                &store,
+                &shown,
+                UndoWindow::FromSettings,
+                OWNER,
+                countersign_core::decide::Confirmation::None,
+            )
+            .await
+            .unwrap();
             dispatch(Some((DispatchOutcome::Done, ItemEvent::Delivered))).await;
         }
         ItemState::Rejected => {
@@ -114,9 +132,15 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
             dispatch(Some((DispatchOutcome::Done, ItemEvent::RejectionDone))).await;
         }
         ItemState::SendFailed => {
-            decide::approve(&store, &shown, UndoWindow::FromSettings, OWNER)
-                .await
-                .unwrap();
+            decide::approve(
+                &store,
+                &shown,
+                UndoWindow::FromSettings,
+                OWNER,
+                countersign_core::decide::Confirmation::None,
+            )
+            .await
+            .unwrap();
             dispatch(Some((
                 DispatchOutcome::Failed("the recipient's server refused it".into()),
                 ItemEvent::SendRefused,
@@ -136,11 +160,30 @@ fn state_of(actions: &[ActionState], action: Action) -> ActionState {
         .clone()
 }
 
+/// The item's current version, displayed to the owner (an approval binds only to that).
+async fn shown_to_owner(store: &Store, id: i64) -> decide::Shown {
+    let shown = decide::current(store, id).await.unwrap();
+    store
+        .record_view(&shown, OWNER, countersign_core::store::ShownPart::Html)
+        .await
+        .unwrap();
+    shown
+}
+
 /// What core's own functions say when `action` is tried on the item.
 async fn attempt(store: &Store, id: i64, action: Action) -> Result<(), String> {
-    let shown = decide::current(store, id).await.unwrap();
+    let shown = shown_to_owner(store, id).await;
     let outcome = match action {
-        Action::Approve => decide::approve(store, &shown, UndoWindow::FromSettings, OWNER).await,
+        Action::Approve => {
+            decide::approve(
+                store,
+                &shown,
+                UndoWindow::FromSettings,
+                OWNER,
+                countersign_core::decide::Confirmation::None,
+            )
+            .await
+        }
         Action::Reject => decide::reject(store, &shown, "Tone is off", OWNER).await,
         Action::Undo => decide::undo(store, id, OWNER).await,
         Action::Edit => {
@@ -230,10 +273,16 @@ async fn undo_is_offered_until_the_window_closes_and_refused_with_the_same_sente
     let mut settings = store.settings().await.unwrap();
     settings.undo_window_secs = 0;
     store.save_settings(&settings).await.unwrap();
-    let shown = decide::current(&store, id).await.unwrap();
-    decide::approve(&store, &shown, UndoWindow::FromSettings, OWNER)
-        .await
-        .unwrap();
+    let shown = shown_to_owner(&store, id).await;
+    decide::approve(
+        &store,
+        &shown,
+        UndoWindow::FromSettings,
+        OWNER,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap();
     let row = store.list_items(&ItemFilter::default()).await.unwrap();
     let undo = state_of(&row[0].actions, Action::Undo);
     assert!(!undo.allowed, "{undo:?}");

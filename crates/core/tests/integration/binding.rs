@@ -43,9 +43,15 @@ async fn approving_what_was_shown_after_the_draft_changed_is_refused_and_nothing
     env.gmail.update_draft(&draft.id, &second, None).unwrap();
     sync(&env, &account).await;
 
-    let error = decide::approve(&env.store, &shown_a, UndoWindow::None, ACTOR)
-        .await
-        .expect_err("an approval of version A must not bind to version B");
+    let error = decide::approve(
+        &env.store,
+        &shown_a,
+        UndoWindow::None,
+        ACTOR,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .expect_err("an approval of version A must not bind to version B");
     assert!(
         matches!(&error, Error::ChangedSinceShown { shown, current, .. }
             if *shown == shown_a.version && *current != shown_a.version),
@@ -82,9 +88,15 @@ async fn approving_what_was_shown_after_the_draft_changed_is_refused_and_nothing
         .unwrap()
         .shown;
     assert_eq!(shown_b.digest, sha256(&second));
-    decide::approve(&env.store, &shown_b, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &shown_b,
+        UndoWindow::None,
+        ACTOR,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap();
     env.dispatcher().await.run_once().await.unwrap();
     let sent = env.gmail.sent_messages();
     assert_eq!(sent.len(), 1);
@@ -125,9 +137,15 @@ async fn a_digest_that_is_not_the_versions_own_is_refused() {
         digest: sha256(b"other bytes"),
         ..current
     };
-    let error = decide::approve(&env.store, &forged, UndoWindow::None, ACTOR)
-        .await
-        .unwrap_err();
+    let error = decide::approve(
+        &env.store,
+        &forged,
+        UndoWindow::None,
+        ACTOR,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(error, Error::ChangedSinceShown { .. }), "{error}");
 }
 
@@ -160,10 +178,16 @@ async fn a_draft_with_a_20_mb_attachment_is_sent_through_the_upload_endpoint_byt
     let draft = env.gmail.file_draft(&raw, None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    let shown = decide::current(&env.store, item.id).await.unwrap();
-    let decision = decide::approve(&env.store, &shown, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    let shown = crate::support::shown(&env, item.id).await;
+    let decision = decide::approve(
+        &env.store,
+        &shown,
+        UndoWindow::None,
+        ACTOR,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap();
     env.dispatcher().await.run_once().await.unwrap();
 
     let sent = env.gmail.sent_messages();
@@ -218,9 +242,15 @@ async fn a_draft_over_gmails_limit_is_flagged_and_approving_it_is_refused_before
         "no size flag: {:?}",
         detail.content.view.flags
     );
-    let error = decide::approve(&env.store, &detail.shown, UndoWindow::None, ACTOR)
-        .await
-        .unwrap_err();
+    let error = decide::approve(
+        &env.store,
+        &detail.shown,
+        UndoWindow::None,
+        ACTOR,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap_err();
     assert!(
         error.to_string().contains("Gmail sends at most 35 MB"),
         "{error}"
@@ -244,10 +274,16 @@ async fn a_rate_limited_send_waits_for_the_time_google_names_and_is_sent_once() 
             .reason("rateLimitExceeded")
             .retry_after(Duration::from_secs(2)),
     );
-    let shown = decide::current(&env.store, item.id).await.unwrap();
-    decide::approve(&env.store, &shown, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    let shown = crate::support::shown(&env, item.id).await;
+    decide::approve(
+        &env.store,
+        &shown,
+        UndoWindow::None,
+        ACTOR,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap();
     let dispatcher = env.dispatcher().await;
     let first = dispatcher.run_once().await.unwrap();
     assert_eq!(first.ended(OutcomeKind::Retrying).len(), 1);

@@ -172,17 +172,29 @@ async fn an_edit_is_a_new_gmail_version_changing_only_subject_and_text_and_appro
     assert_eq!(edit_entry.line.actor, ACTOR);
 
     // Approving what was on screen before the edit binds to nothing.
-    let stale = decide::approve(&env.store, &agents, UndoWindow::None, ACTOR)
-        .await
-        .unwrap_err();
+    let stale = decide::approve(
+        &env.store,
+        &agents,
+        UndoWindow::None,
+        ACTOR,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(stale, Error::ChangedSinceShown { .. }), "{stale}");
     // A later sync sees the same version: nothing new to review.
     sync(&env, &account).await;
     assert_eq!(shown(&env, item.id).await, edited);
 
-    decide::approve(&env.store, &edited, UndoWindow::None, ACTOR)
-        .await
-        .unwrap();
+    decide::approve(
+        &env.store,
+        &edited,
+        UndoWindow::None,
+        ACTOR,
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap();
     env.dispatcher().await.run_once().await.unwrap();
     let sent = env.gmail.sent_messages();
     assert_eq!(sent.len(), 1);

@@ -93,7 +93,8 @@ async fn a_draft_sent_from_gmail_becomes_sent_elsewhere_and_is_never_sent_again(
             &env.store,
             &shown(&env, elsewhere.id).await,
             UndoWindow::None,
-            ACTOR
+            ACTOR,
+            countersign_core::decide::Confirmation::None
         )
         .await
         .is_err(),

@@ -14,6 +14,7 @@ mod muster_truth;
 mod outbox;
 mod queue_pages;
 mod reachability;
+mod shown;
 mod store;
 mod support;
 mod sync_gmail;

@@ -45,6 +45,7 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
         &shown(&env, item.id).await,
         UndoWindow::FromSettings,
         ACTOR,
+        countersign_core::decide::Confirmation::None,
     )
     .await
     .unwrap();
@@ -272,6 +273,7 @@ async fn undo_inside_the_window_sends_nothing() {
         &shown(&env, item.id).await,
         UndoWindow::FromSettings,
         ACTOR,
+        countersign_core::decide::Confirmation::None,
     )
     .await
     .unwrap();
@@ -455,6 +457,7 @@ mod muster {
             &shown(&env, item.id).await,
             UndoWindow::None,
             ACTOR,
+            countersign_core::decide::Confirmation::None,
         )
         .await
         .unwrap_err();
@@ -614,7 +617,8 @@ mod muster {
             &env.store,
             &shown(&env, item.id).await,
             UndoWindow::None,
-            ACTOR
+            ACTOR,
+            countersign_core::decide::Confirmation::None
         )
         .await
         .is_err());

@@ -133,10 +133,16 @@ async fn the_mirror_records_a_failure_the_same_way_whichever_caller_met_it() {
         // The dispatcher, re-reading the draft before it sends.
         let (env, account) = synced_gmail().await;
         let item = item_for(&env, &env.gmail.drafts()[0].id).await;
-        let shown = decide::current(&env.store, item.id).await.unwrap();
-        decide::approve(&env.store, &shown, UndoWindow::None, "owner via test")
-            .await
-            .unwrap();
+        let shown = crate::support::shown(&env, item.id).await;
+        decide::approve(
+            &env.store,
+            &shown,
+            UndoWindow::None,
+            "owner via test",
+            countersign_core::decide::Confirmation::None,
+        )
+        .await
+        .unwrap();
         fault.inject(&env, "drafts.get");
         env.dispatcher().await.run_once().await.unwrap();
         let by_dispatcher = recorded(&env, &account).await;

@@ -78,6 +78,19 @@ async fn approve(
 ) -> countersign_core::store::Decision {
     let item = store.get_item(item_id).await.unwrap();
     let version = store.version(item_id, &item.summary.version).await.unwrap();
+    let shown = countersign_core::decide::Shown {
+        id: item_id,
+        version: version.version.clone(),
+        digest: version.sha256.clone(),
+    };
+    store
+        .record_view(
+            &shown,
+            "owner via test",
+            countersign_core::store::ShownPart::Html,
+        )
+        .await
+        .unwrap();
     store
         .enqueue_decision(NewDecision {
             item_id,
@@ -87,6 +100,7 @@ async fn approve(
             digest: version.sha256.clone(),
             undo_window: Duration::seconds(window_secs),
             actor: "owner via test".into(),
+            despite: vec![],
         })
         .await
         .unwrap()
@@ -329,6 +343,7 @@ async fn a_decision_is_written_with_its_audit_row_and_refused_on_a_stale_version
             digest: reviewed.sha256.clone(),
             undo_window: Duration::seconds(10),
             actor: "owner via test".into(),
+            despite: vec![],
         })
         .await
         .unwrap_err();
@@ -366,6 +381,7 @@ async fn a_decision_is_written_with_its_audit_row_and_refused_on_a_stale_version
             digest: decision.digest.clone(),
             undo_window: Duration::seconds(0),
             actor: "owner via test".into(),
+            despite: vec![],
         })
         .await
         .unwrap_err();

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use countersign_core::outbox::{DispatchConfig, Dispatcher};
 use countersign_core::services::{GmailConnect, Services};
-use countersign_core::store::Account;
+use countersign_core::store::{Account, ShownPart};
 use countersign_core::sync::{sync_gmail, sync_muster};
 use countersign_core::Store;
 use countersign_core::{ItemFilter, ItemSummary};
@@ -186,6 +186,7 @@ pub async fn approve_now(env: &Env, item_id: i64) -> countersign_core::store::De
         &shown,
         countersign_core::decide::UndoWindow::None,
         "owner via test",
+        countersign_core::decide::Confirmation::None,
     )
     .await
     .unwrap()
@@ -233,11 +234,24 @@ pub async fn item_for(env: &Env, draft_id: &str) -> ItemSummary {
         .unwrap_or_else(|| panic!("draft {draft_id} is not mirrored"))
 }
 
+/// Who decides in these tests.
+pub const OWNER: &str = "owner via test";
+
 /// What the owner sees of `item_id` now: its current version and digest, as the review detail
-/// shows them (decisions bind to this).
+/// shows them (decisions bind to this), displayed to [`OWNER`] in both its renderings.
 pub async fn shown(env: &Env, item_id: i64) -> countersign_core::decide::Shown {
-    countersign_core::review::review_detail(&env.store, item_id, false)
+    let shown = countersign_core::review::review_detail(&env.store, item_id, false)
         .await
         .unwrap()
-        .shown
+        .shown;
+    displayed(env, &shown).await;
+    shown
+}
+
+/// Record `shown` as displayed to [`OWNER`], the HTML and the plain text, as the app records
+/// the frame it rendered and the text the owner switched to.
+pub async fn displayed(env: &Env, shown: &countersign_core::decide::Shown) {
+    for part in [ShownPart::Html, ShownPart::Text] {
+        env.store.record_view(shown, OWNER, part).await.unwrap();
+    }
 }

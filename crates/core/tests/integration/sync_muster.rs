@@ -38,6 +38,7 @@ async fn approve_and_refuse(env: &Env, account: &Account, draft: &str, reason: &
         &shown(env, item.id).await,
         UndoWindow::None,
         ACTOR,
+        countersign_core::decide::Confirmation::None,
     )
     .await
     .unwrap();

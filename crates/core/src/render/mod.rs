@@ -12,7 +12,7 @@ pub mod sniff;
 pub mod text;
 pub mod view;
 
-pub use diff::{diff_versions, VersionDiff};
+pub use diff::{diff_versions, DraftBytes, RenderedDraft, VersionDiff};
 pub use flags::{Flag, FlagKind};
 pub use view::{
     attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,

@@ -37,15 +37,19 @@ fuzz_target!(|data: &[u8]| {
     }
     let text = String::from_utf8_lossy(data);
     let c = render_plain_text(&text, Some(&parent), &blocked);
-    let message = |view| RenderedDraft {
+    let blocked_draft = RenderedDraft {
         bytes: DraftBytes::Message(data),
-        view,
+        view: &a,
+    };
+    let allowed_draft = RenderedDraft {
+        bytes: DraftBytes::Message(data),
+        view: &b,
     };
     let reply = RenderedDraft {
         bytes: DraftBytes::Text(&text),
         view: &c,
     };
-    let _ = diff_versions(message(&a), message(&b));
-    let _ = diff_versions(message(&a), reply);
-    let _ = diff_versions(reply, message(&a));
+    let _ = diff_versions(blocked_draft, allowed_draft);
+    let _ = diff_versions(blocked_draft, reply);
+    let _ = diff_versions(reply, blocked_draft);
 });

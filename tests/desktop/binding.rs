@@ -176,3 +176,193 @@ async fn a_draft_updated_while_shown_is_shown_again_and_only_the_new_version_is_
     assert_eq!(sent[0].raw, second, "the bytes sent are the new version's");
     app.quit().await.unwrap();
 }
+
+/// A Gmail reply with a text part and an HTML part that links to `href`; `reply_to` is its
+/// Reply-To.
+fn html_reply(reply_to: &str, html_amount: &str, href: &str) -> Vec<u8> {
+    format!(
+        "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+         Reply-To: {reply_to}\r\nSubject: Invoice\r\nMessage-ID: <e2e-html@agent.example>\r\n\
+         MIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=\"b1\"\r\n\r\n\
+         --b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n\
+         Please pay 400 EUR on the payment page.\r\n\
+         --b1\r\nContent-Type: text/html; charset=utf-8\r\n\r\n\
+         <p>Please pay {html_amount} EUR on <a href=\"{href}\">the payment page</a>.</p>\r\n\
+         --b1--\r\n"
+    )
+    .into_bytes()
+}
+
+/// Clicks "Sync now".
+async fn sync_now(session: &countersign_e2e::webdriver::Session) {
+    session
+        .find("[data-action=sync-now]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn html_reply_to_and_link_target_changes_made_while_reading_each_appear_in_the_diff() {
+    let Some(prerequisites) = skip_or_fail(
+        "html_reply_to_and_link_target_changes_made_while_reading_each_appear_in_the_diff",
+    ) else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    let first = html_reply("owner@example.com", "400", "https://pay.example.com/42");
+    let draft = fixture.gmail.file_draft(&first, None);
+    fixture.sync(&account).await.unwrap();
+    let item = fixture.item(&draft.id).await.unwrap();
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, item.id).await.or_log(&app);
+
+    // The text part stays the same: only the HTML's words, the Reply-To and where the link
+    // goes change — each used to be "No change."
+    let second = html_reply(
+        "collector@exfil.example.net",
+        "4,000",
+        "https://pay.example.net/42",
+    );
+    fixture
+        .gmail
+        .update_draft(&draft.id, &second, None)
+        .unwrap();
+    sync_now(session).await;
+    session
+        .wait_for_text(
+            "[data-testid=changed-banner]",
+            "This draft changed while you were reading it",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    for (kind, expected) in [
+        ("diff-html-text", "4,000"),
+        ("diff-reply-to", "collector@exfil.example.net"),
+        ("diff-link", "https://pay.example.net/42"),
+    ] {
+        session
+            .wait_for_text(
+                &format!("[data-testid=changed-diff] [data-testid={kind}]"),
+                expected,
+                UI_TIMEOUT,
+            )
+            .await
+            .or_log(&app);
+    }
+    let diff = session
+        .find("[data-testid=changed-diff]")
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!diff.contains("No change."), "{diff}");
+    app.screenshot("changed-while-reading-html").await.unwrap();
+    app.quit().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_quick_updates_are_both_in_the_diff_against_the_version_last_rendered() {
+    let Some(prerequisites) =
+        skip_or_fail("two_quick_updates_are_both_in_the_diff_against_the_version_last_rendered")
+    else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    let first = gmail_reply(1, "Offer", "We can do it for 400 EUR.");
+    let draft = fixture.gmail.file_draft(&first, None);
+    fixture.sync(&account).await.unwrap();
+    let item = fixture.item(&draft.id).await.unwrap();
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, item.id).await.or_log(&app);
+    let read = shown_version(session)
+        .await
+        .expect("the first version is shown");
+
+    // The next versions arrive, but their mail frames do not tell the app they rendered until
+    // the test lets them (as on a busy machine): the load event of every frame but the one
+    // read is held back, and played again for a version when it is let through.
+    session
+        .execute(
+            "window.__frames = { allowed: new Set([arguments[0]]), held: [] };
+             document.addEventListener('load', (event) => {
+               const frame = event.target;
+               if (frame instanceof HTMLIFrameElement
+                   && !window.__frames.allowed.has(frame.dataset.version)) {
+                 event.stopImmediatePropagation();
+                 window.__frames.held.push(frame);
+               }
+             }, true);",
+            vec![read.clone().into()],
+        )
+        .await
+        .unwrap();
+    let second = gmail_reply(1, "Offer", "We can do it for 4,000 EUR.");
+    let second_version = fixture
+        .gmail
+        .update_draft(&draft.id, &second, None)
+        .unwrap();
+    sync_now(session).await;
+    session
+        .wait_for_text("[data-testid=changed-diff]", "4,000", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    assert_eq!(
+        shown_version(session).await,
+        None,
+        "the second version's frame was not to render"
+    );
+
+    let third = gmail_reply(1, "Final offer", "We can do it for 4,000 EUR.");
+    let third_version = fixture.gmail.update_draft(&draft.id, &third, None).unwrap();
+    assert_ne!(third_version, second_version);
+    session
+        .execute(
+            "const version = arguments[0];
+             window.__frames.allowed.add(version);
+             for (const frame of window.__frames.held) {
+               if (frame.isConnected && frame.dataset.version === version) {
+                 frame.dispatchEvent(new Event('load'));
+               }
+             }",
+            vec![third_version.clone().into()],
+        )
+        .await
+        .unwrap();
+    sync_now(session).await;
+    eventually(UI_TIMEOUT, "the third version is shown", || async {
+        shown_version(session).await.as_deref() == Some(third_version.as_str())
+    })
+    .await
+    .or_log(&app);
+
+    // The owner read the first version: the banner shows both changes since, not only the
+    // last one.
+    session
+        .wait_for_text("[data-testid=changed-diff]", "Final offer", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    let diff = session
+        .find("[data-testid=changed-diff]")
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        diff.contains("4,000") && diff.contains("400"),
+        "the first change is lost: {diff}"
+    );
+    assert_ne!(read, third_version);
+    app.quit().await.unwrap();
+}

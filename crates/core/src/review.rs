@@ -13,7 +13,8 @@ use crate::domain::Source;
 use crate::error::{Error, Result};
 use crate::render::{
     attachment_bytes, diff_versions, render_message, render_plain_text, AttachmentMeta,
-    AttachmentPreview, ParentMessage, RenderOptions, ReviewView, VersionDiff,
+    AttachmentPreview, DraftBytes, ParentMessage, RenderOptions, RenderedDraft, ReviewView,
+    VersionDiff,
 };
 use crate::store::{
     AuditEntry, Decision, DraftContent, DraftVersion, Item, Refusal, RouteRecord, Store,
@@ -181,9 +182,9 @@ pub async fn review_detail_since(
                 DiffBase::PreviousVersion
             },
             base_version: previous.version.clone(),
-            diff: diff_versions(&render_version(previous, &options), &view),
+            diff: diff_against(previous, &options, current, &view),
         }),
-        None => refused_draft_diff(store, &item, &options, &view).await?,
+        None => refused_draft_diff(store, &item, &options, current, &view).await?,
     };
     let changed_since = match since.filter(|v| *v != current.version) {
         Some(read) => versions
@@ -192,7 +193,7 @@ pub async fn review_detail_since(
             .map(|read| ReviewDiff {
                 base: DiffBase::ShownVersion,
                 base_version: read.version.clone(),
-                diff: diff_versions(&render_version(read, &options), &view),
+                diff: diff_against(read, &options, current, &view),
             }),
         None => None,
     };
@@ -325,6 +326,33 @@ fn render_version(version: &DraftVersion, options: &RenderOptions) -> ReviewView
     }
 }
 
+fn draft_bytes(content: &DraftContent) -> DraftBytes<'_> {
+    match content {
+        DraftContent::Raw(raw) => DraftBytes::Message(raw),
+        DraftContent::Text(text) => DraftBytes::Text(text),
+    }
+}
+
+/// The changes from `base` to `current` (already rendered as `view`).
+fn diff_against(
+    base: &DraftVersion,
+    options: &RenderOptions,
+    current: &DraftVersion,
+    view: &ReviewView,
+) -> VersionDiff {
+    let base_view = render_version(base, options);
+    diff_versions(
+        RenderedDraft {
+            bytes: draft_bytes(&base.content),
+            view: &base_view,
+        },
+        RenderedDraft {
+            bytes: draft_bytes(&current.content),
+            view,
+        },
+    )
+}
+
 fn previous_version<'a>(
     versions: &'a [DraftVersion],
     current: &DraftVersion,
@@ -337,6 +365,7 @@ async fn refused_draft_diff(
     store: &Store,
     item: &Item,
     options: &RenderOptions,
+    current: &DraftVersion,
     view: &ReviewView,
 ) -> Result<Option<ReviewDiff>> {
     let Some(refused) = &item.muster.redraft_of else {
@@ -352,7 +381,7 @@ async fn refused_draft_diff(
     Ok(Some(ReviewDiff {
         base: DiffBase::RefusedDraft,
         base_version: refused_version.version.clone(),
-        diff: diff_versions(&render_version(&refused_version, options), view),
+        diff: diff_against(&refused_version, options, current, view),
     }))
 }
 

@@ -67,7 +67,9 @@ export class Review {
 
   #id: number | null = null;
   #generation = 0;
-  /** The version last put on screen for `#id` (rendered or not yet). */
+  /** The last version of `#id` whose mail frame rendered: what the owner has read. A newer
+   * version's changes are shown against it, so two quick updates (the second arriving before
+   * the first one's frame rendered) show both changes, not only the last. */
   #reading: string | null = null;
   #settleTimer: ReturnType<typeof setTimeout> | null = null;
 
@@ -127,14 +129,16 @@ export class Review {
       const since = this.#reading;
       const detail = await api.getReview(id, this.#loadRemote, since);
       if (generation !== this.#generation) return;
-      if (since !== null && detail.shown.version !== since) {
+      // Only a version that was not on screen yet counts: reloading the one whose frame is
+      // still rendering (or rendered while this load was on its way) changes nothing.
+      const arrived = detail.shown.version !== this.#detail?.shown.version;
+      if (since !== null && arrived && detail.shown.version !== since) {
         // A newer version replaced the one on screen: it must be rendered (and read) before
-        // anything is decided on it.
+        // anything is decided on it. Its changes are from the last version the owner read.
         this.#shown = null;
         this.#changedWhileReading = detail.changedSince;
         this.#settle(true);
       }
-      this.#reading = detail.shown.version;
       this.#detail = detail;
       this.#loadError = null;
     } catch (error) {
@@ -160,6 +164,8 @@ export class Review {
     const now = this.#detail;
     if (now && now.shown.id === shown.id && now.shown.version === shown.version && this.#part === part) {
       this.#shown = shown;
+      // What the owner has read: a newer version's changes are shown against it.
+      this.#reading = version;
     }
   }
 

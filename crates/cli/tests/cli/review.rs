@@ -398,3 +398,94 @@ async fn edit_makes_a_new_version_that_must_be_approved_and_is_sent_exactly() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].raw, in_gmail);
 }
+
+/// A draft with a text part, an HTML part (a link and a remote image) and an attachment;
+/// `headers` are its first header lines.
+fn rich_draft(headers: &str, html: &str, attachment_base64: &str, boundary: &str) -> Vec<u8> {
+    format!(
+        "{headers}To: Ana <ana@example.com>\r\n\
+         MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"{boundary}\"\r\n\r\n\
+         --{boundary}\r\nContent-Type: multipart/alternative; boundary=\"alt-{boundary}\"\r\n\r\n\
+         --alt-{boundary}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n\
+         Pay 100 EUR at the payment page.\r\n\
+         --alt-{boundary}\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{html}\r\n\
+         --alt-{boundary}--\r\n\
+         --{boundary}\r\nContent-Type: application/pdf; name=\"terms.pdf\"\r\n\
+         Content-Disposition: attachment; filename=\"terms.pdf\"\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\n{attachment_base64}\r\n--{boundary}--\r\n"
+    )
+    .into_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_prints_every_kind_of_change_and_names_a_byte_only_one() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    let first = rich_draft(
+        "From: Owner <owner@example.com>\r\nReply-To: owner@example.com\r\n\
+         Subject: Invoice\r\nX-Campaign: spring\r\n",
+        "<p>Pay 100 EUR at <a href=\"https://pay.example.com/42\">the payment page</a>.</p>\
+         <img src=\"https://t.example.com/a.gif\" alt=\"\">",
+        "JVBERi0xLjQKb2xk",
+        "b1",
+    );
+    let draft = gmail.file_draft(&first, None);
+    cli.exec(&["sync"]).await.ok();
+    let id = cli.item_id(&draft.id).await;
+
+    // The text part stays; everything else a recipient sees or acts on changes.
+    let second = rich_draft(
+        "From: Owner Billing <owner@example.com>\r\nSender: agent@bots.example.net\r\n\
+         Reply-To: collector@exfil.example.net\r\nCc: archive@elsewhere.example.net\r\n\
+         Subject: Invoice due\r\nX-Campaign: autumn\r\n",
+        "<p>Pay 900 EUR at <a href=\"https://pay.example.net/42\">the payment page</a>.</p>\
+         <img src=\"https://t.example.com/b.gif\" alt=\"\">",
+        "JVBERi0xLjQKbmV3",
+        "b1",
+    );
+    gmail.update_draft(&draft.id, &second, None).unwrap();
+    cli.exec(&["sync"]).await.ok();
+    let shown = cli.exec(&["show", &id]).await.ok().stdout;
+    for expected in [
+        "Changed against the previous version",
+        "From: Owner <owner@example.com> -> Owner Billing <owner@example.com>",
+        "Sender: (none) -> agent@bots.example.net",
+        "Reply-To: owner@example.com -> collector@exfil.example.net",
+        "Subject: Invoice -> Invoice due",
+        "+ cc: archive@elsewhere.example.net",
+        "Attachment changed: terms.pdf (application/pdf",
+        "Link \"the payment page\": https://pay.example.com/42 -> https://pay.example.net/42",
+        "+ remote content https://t.example.com/b.gif",
+        "- remote content https://t.example.com/a.gif",
+        "Header X-Campaign: spring -> autumn",
+        "HTML words: Pay [-100-]{+900+} EUR",
+    ] {
+        assert!(
+            shown.contains(expected),
+            "{expected:?} missing from:\n{shown}"
+        );
+    }
+    assert!(
+        !shown.contains("  Text: "),
+        "the text part did not change:\n{shown}"
+    );
+    assert!(!shown.contains("No change."), "{shown}");
+
+    // The same message with other MIME boundaries: nothing visible, yet not "no change".
+    let third = String::from_utf8(second)
+        .unwrap()
+        .replace("b1", "other-boundary")
+        .into_bytes();
+    gmail.update_draft(&draft.id, &third, None).unwrap();
+    cli.exec(&["sync"]).await.ok();
+    let shown = cli.exec(&["show", &id]).await.ok().stdout;
+    assert!(
+        shown.contains(
+            "Nothing a recipient sees changed: the bytes differ only in the Content-Type header \
+             and in the MIME structure or encoding of the body"
+        ),
+        "{shown}"
+    );
+    assert!(!shown.contains("No change."), "{shown}");
+}

@@ -5,7 +5,7 @@
 
 use countersign_core::render::{
     attachment_bytes, diff_versions, render_message, render_plain_text, Address, AttachmentPreview,
-    ParentMessage, RenderOptions,
+    DraftBytes, ParentMessage, RenderOptions, RenderedDraft,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -37,7 +37,19 @@ fuzz_target!(|data: &[u8]| {
     }
     let text = String::from_utf8_lossy(data);
     let c = render_plain_text(&text, Some(&parent), &blocked);
-    let _ = diff_versions(&a, &b);
-    let _ = diff_versions(&a, &c);
-    let _ = diff_versions(&c, &a);
+    let blocked_draft = RenderedDraft {
+        bytes: DraftBytes::Message(data),
+        view: &a,
+    };
+    let allowed_draft = RenderedDraft {
+        bytes: DraftBytes::Message(data),
+        view: &b,
+    };
+    let reply = RenderedDraft {
+        bytes: DraftBytes::Text(&text),
+        view: &c,
+    };
+    let _ = diff_versions(blocked_draft, allowed_draft);
+    let _ = diff_versions(blocked_draft, reply);
+    let _ = diff_versions(reply, blocked_draft);
 });

@@ -12,7 +12,7 @@ pub mod sniff;
 pub mod text;
 pub mod view;
 
-pub use diff::{diff_versions, VersionDiff};
+pub use diff::{diff_versions, DraftBytes, RenderedDraft, VersionDiff};
 pub use flags::{Flag, FlagKind};
 pub(crate) use view::parse_message;
 pub use view::{

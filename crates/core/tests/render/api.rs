@@ -6,7 +6,8 @@ use std::fs;
 use countersign_core::render::diff::ChangeKind;
 use countersign_core::render::{
     attachment_bytes, diff_versions, render_message, render_plain_text, Address, AttachmentPreview,
-    Flag, FlagKind, ParentMessage, RenderOptions, WarningKind,
+    DraftBytes, Flag, FlagKind, ParentMessage, RenderOptions, RenderedDraft, ReviewView,
+    VersionDiff, WarningKind,
 };
 use sha2::{Digest, Sha256};
 
@@ -14,6 +15,20 @@ use crate::support::{body_of, fixtures};
 
 fn fixture(name: &str) -> Vec<u8> {
     fs::read(fixtures("render").join(name)).unwrap()
+}
+
+/// The diff between two raw drafts and their renderings.
+fn diff_messages(old: (&[u8], &ReviewView), new: (&[u8], &ReviewView)) -> VersionDiff {
+    diff_versions(
+        RenderedDraft {
+            bytes: DraftBytes::Message(old.0),
+            view: old.1,
+        },
+        RenderedDraft {
+            bytes: DraftBytes::Message(new.0),
+            view: new.1,
+        },
+    )
 }
 
 #[test]
@@ -119,12 +134,13 @@ fn a_muster_draft_is_shown_as_escaped_text_with_what_it_answers() {
 
 #[test]
 fn a_redraft_diff_shows_the_changed_words_and_the_new_recipient() {
-    let old = render_message(&fixture("reply-threaded.eml"), &RenderOptions::default());
-    let new = render_message(
-        &fixture("reply-exfiltration.eml"),
-        &RenderOptions::default(),
+    let (old_raw, new_raw) = (
+        fixture("reply-threaded.eml"),
+        fixture("reply-exfiltration.eml"),
     );
-    let diff = diff_versions(&old, &new);
+    let old = render_message(&old_raw, &RenderOptions::default());
+    let new = render_message(&new_raw, &RenderOptions::default());
+    let diff = diff_messages((&old_raw, &old), (&new_raw, &new));
     assert!(diff.text_changed);
     assert!(diff
         .text
@@ -154,12 +170,13 @@ fn a_redraft_diff_shows_the_changed_words_and_the_new_recipient() {
 
 #[test]
 fn a_replaced_attachment_shows_as_removed_and_added() {
-    let old = render_message(&fixture("attachment-pdf.eml"), &RenderOptions::default());
-    let new = render_message(
-        &fixture("risky-double-extension.eml"),
-        &RenderOptions::default(),
+    let (old_raw, new_raw) = (
+        fixture("attachment-pdf.eml"),
+        fixture("risky-double-extension.eml"),
     );
-    let diff = diff_versions(&old, &new);
+    let old = render_message(&old_raw, &RenderOptions::default());
+    let new = render_message(&new_raw, &RenderOptions::default());
+    let diff = diff_messages((&old_raw, &old), (&new_raw, &new));
     assert_eq!(
         diff.attachments_removed[0].file_name.as_deref(),
         Some("invoice-42.pdf")
@@ -169,7 +186,7 @@ fn a_replaced_attachment_shows_as_removed_and_added() {
         Some("invoice.pdf.exe")
     );
     assert!(diff.subject.is_some());
-    assert!(diff_versions(&new, &new).unchanged);
+    assert!(diff_messages((&new_raw, &new), (&new_raw, &new)).unchanged);
 }
 
 #[test]

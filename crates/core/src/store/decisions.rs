@@ -149,7 +149,10 @@ impl Store {
         Ok(decision)
     }
 
-    /// Undo the live decision of an item, if its window is still open at `now`.
+    /// Undo the live decision of an item while it is still `queued` (nothing of it has left),
+    /// inside its undo window or past it. The read and the write are one write transaction, as
+    /// a dispatcher's claim is: an undo racing a claim either cancels before the claim (nothing
+    /// is sent) or finds the decision claimed and is refused "already being sent".
     pub async fn cancel_decision(
         &self,
         item_id: i64,
@@ -167,8 +170,7 @@ impl Store {
         let Some(decision) = decision else {
             return Err(Error::refused(action, crate::actions::NOTHING_TO_UNDO));
         };
-        crate::actions::undoable(decision.state, decision.due_at, now)
-            .map_err(|why| Error::refused(&action, why))?;
+        crate::actions::undoable(decision.state).map_err(|why| Error::refused(&action, why))?;
         let state = decision.state.cancel()?;
         sqlx::query("UPDATE decisions SET state = ?, finished_at = ? WHERE id = ?")
             .bind(state.as_str())

@@ -359,7 +359,7 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
         updated_at: row.try_get("updated_at")?,
         actions: vec![],
     };
-    summary.actions = crate::actions::allowed_actions(&summary, None, Utc::now());
+    summary.actions = crate::actions::allowed_actions(&summary, None);
     Ok(summary)
 }
 

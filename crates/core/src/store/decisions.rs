@@ -115,6 +115,7 @@ impl Store {
                 current: current_version,
             });
         }
+        super::stamps::refuse_restamped_in(&mut tx, new.item_id, &new.version, &action).await?;
         let now = Utc::now();
         let due = now + new.undo_window;
         let decision: Decision = sqlx::query_as(

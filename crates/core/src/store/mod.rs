@@ -15,6 +15,7 @@ mod record;
 mod refusals;
 mod routes;
 mod settings;
+mod stamps;
 mod threads;
 mod versions;
 
@@ -40,6 +41,7 @@ pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;
 pub use settings::{RemoteContentPolicy, Settings};
+pub use stamps::stamp_conflict_reason;
 pub use threads::ThreadMessage;
 pub use versions::DraftVersion;
 

@@ -152,6 +152,17 @@ pub fn send_refusal(account: &Account) -> Option<String> {
     }
 }
 
+/// Close Approve and Reject with `why`: the item's current version is one no decision may bind
+/// to (a muster stamp that came back with other text, see
+/// [`crate::store::stamp_conflict_reason`]). Core's decide refuses it with the same sentence.
+pub fn refuse_decisions(actions: &mut [ActionState], why: &str) {
+    for state in actions {
+        if matches!(state.action, Action::Approve | Action::Reject) {
+            *state = ActionState::from_check(state.action, Err(why.to_string()));
+        }
+    }
+}
+
 /// The sentence when there is no decision to take back.
 pub const NOTHING_TO_UNDO: &str = "there is no decision waiting on it";
 

@@ -472,6 +472,7 @@ async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_
 /// no longer names what the owner would decide on.
 mod same_stamp_other_text {
     use super::*;
+    use countersign_core::actions::Action;
     use countersign_core::store::{stamp_conflict_reason, DecisionFilter};
     use countersign_core::DecisionState;
 
@@ -498,6 +499,20 @@ mod same_stamp_other_text {
             item.state_reason.as_deref(),
             Some(stamp_conflict_reason(&stamp).as_str())
         );
+        // Neither the row nor the review offers a decision, with the same sentence.
+        let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+            .await
+            .unwrap();
+        for actions in [&item.actions, &detail.item.summary.actions] {
+            for action in [Action::Approve, Action::Reject] {
+                let state = actions.iter().find(|a| a.action == action).unwrap();
+                assert!(!state.allowed, "{state:?}");
+                assert_eq!(
+                    state.why_not.as_deref(),
+                    Some(stamp_conflict_reason(&stamp).as_str())
+                );
+            }
+        }
         // The owner's view, bound to the first text under that stamp, can decide nothing.
         for refusal in [
             decide::approve(&env.store, &seen, UndoWindow::None, ACTOR)

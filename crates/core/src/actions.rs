@@ -19,7 +19,7 @@ pub enum Action {
     Approve,
     /// Discard it, with a reason.
     Reject,
-    /// Take back the decision waiting in its undo window.
+    /// Take back a decision that has not left yet (queued: in its undo window or after it).
     Undo,
     /// Change a Gmail draft's subject and text before approving it ([`crate::edit`]).
     Edit,

@@ -321,7 +321,7 @@ pub async fn reject(
     Ok(state.app()?.reject(&shown, &reason, ACTOR).await?)
 }
 
-/// Take back the decision while its undo window is open.
+/// Take back the decision while nothing of it has left (core's `actions::undoable`).
 #[tauri::command]
 pub async fn undo(state: State<'_, AppState>, id: i64) -> Result<Decision, UiError> {
     Ok(state.app()?.undo(id, ACTOR).await?)

@@ -57,7 +57,9 @@ impl From<countersign_core::Error> for UiError {
         tracing::warn!(error = %error, "command failed");
         let code = match &error {
             countersign_core::Error::Refused { .. } => UiErrorCode::Refused,
-            countersign_core::Error::ChangedSinceShown { .. } => UiErrorCode::ChangedSinceShown,
+            // The draft changed under the owner either way: show what is current now.
+            countersign_core::Error::ChangedSinceShown { .. }
+            | countersign_core::Error::EditOvertaken { .. } => UiErrorCode::ChangedSinceShown,
             countersign_core::Error::NotFound { .. } => UiErrorCode::NotFound,
             countersign_core::Error::NotShown { .. } => UiErrorCode::NotShown,
             countersign_core::Error::NeedsConfirmation { .. } => UiErrorCode::NeedsConfirmation,

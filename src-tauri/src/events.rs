@@ -73,6 +73,12 @@ pub fn forwarder(app: AppHandle) -> OnEvent {
                     detail: detail.as_deref(),
                 },
             ),
+            // The status bar's "sent by another Countersign process" ends: `null` makes the
+            // window read everything again, the status with it.
+            AppEvent::DispatcherRole { dispatcher } => {
+                tracing::info!(dispatcher, "the dispatcher role changed");
+                emit(&app, ITEMS_CHANGED, ());
+            }
             AppEvent::NewDrafts { count } => {
                 tracing::info!(count, "notifying new drafts");
                 notify::new_drafts(&app, *count);

@@ -107,7 +107,7 @@ enum Command {
         #[arg(long)]
         reason: String,
     },
-    /// Take back a decision while its undo window is open.
+    /// Take back a decision that has not left yet (in its undo window, or after it while it waits).
     Undo {
         /// The item id.
         id: i64,

@@ -19,7 +19,7 @@ pub enum Action {
     Approve,
     /// Discard it, with a reason.
     Reject,
-    /// Take back the decision waiting in its undo window.
+    /// Take back a decision that has not left yet (queued: in its undo window or after it).
     Undo,
     /// Change a Gmail draft's subject and text before approving it ([`crate::edit`]).
     Edit,
@@ -48,8 +48,9 @@ pub struct ActionState {
     pub allowed: bool,
     /// When not allowed: the sentence for the owner ("it has been sent already").
     pub why_not: Option<String>,
-    /// When allowed only for a while (undo): the instant it closes; a screen that keeps the
-    /// item open greys the action out then without asking again.
+    /// When allowed only until a known instant: then it closes by itself, and a screen that
+    /// keeps the item open greys the action out without asking again. No action has one today
+    /// (undo stays open until the dispatcher claims the decision, which is announced).
     pub until: Option<DateTime<Utc>>,
 }
 
@@ -102,23 +103,19 @@ pub fn sendable_size(source: Source, size: usize) -> std::result::Result<(), Str
     Ok(())
 }
 
-/// Whether a decision in `state`, due at `due_at`, can still be taken back at `now`.
-pub fn undoable(
-    state: DecisionState,
-    due_at: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> std::result::Result<(), String> {
+/// Whether a decision in `state` can still be taken back: as long as it is `queued`, nothing
+/// of it has left — inside its undo window, or past it while it waits (sending paused, the
+/// service offline, a reconnect needed). Once a dispatcher has claimed it (in the same kind of
+/// write transaction as the undo, so exactly one of the two wins) it is too late.
+pub fn undoable(state: DecisionState) -> std::result::Result<(), String> {
     if state != DecisionState::Queued {
-        return Err("it is already being sent; it is too late to take it back".into());
-    }
-    if due_at <= now {
-        return Err(format!(
-            "the undo window closed at {}; it is too late to take it back",
-            crate::store::format_time(due_at)
-        ));
+        return Err(ALREADY_SENDING.into());
     }
     Ok(())
 }
+
+/// The sentence when a decision is being carried out already.
+pub const ALREADY_SENDING: &str = "it is already being sent; it is too late to take it back";
 
 /// Whether the owner can edit an item of `source` in `state` (its content may still refuse:
 /// see [`crate::edit::edit_form`]), and if not, why.
@@ -132,9 +129,10 @@ pub fn editable(source: Source, state: ItemState) -> std::result::Result<(), &'s
     match state {
         // Undecided, or a send Google refused, which the owner may fix and approve again.
         ItemState::Pending | ItemState::Conflict | ItemState::SendFailed => Ok(()),
-        ItemState::Queued | ItemState::Sending => {
-            Err("it is already decided; undo the decision first if the window is still open")
+        ItemState::Queued => {
+            Err("it is already decided; undo the decision first (it has not left)")
         }
+        ItemState::Sending => Err("it is already being sent"),
         ItemState::AwaitingCheck => Err("its plugin has not checked it yet"),
         ItemState::Sent => Err("it has been sent already"),
         ItemState::Rejected => Err("it has been rejected already"),
@@ -154,17 +152,24 @@ pub fn send_refusal(account: &Account) -> Option<String> {
     }
 }
 
+/// Close Approve and Reject with `why`: the item's current version is one no decision may bind
+/// to (a muster stamp that came back with other text, see
+/// [`crate::store::stamp_conflict_reason`]). Core's decide refuses it with the same sentence.
+pub fn refuse_decisions(actions: &mut [ActionState], why: &str) {
+    for state in actions {
+        if matches!(state.action, Action::Approve | Action::Reject) {
+            *state = ActionState::from_check(state.action, Err(why.to_string()));
+        }
+    }
+}
+
 /// The sentence when there is no decision to take back.
 pub const NOTHING_TO_UNDO: &str = "there is no decision waiting on it";
 
-/// Every action on `item` at `now`, in the order the screens offer them. `message_size` is the
+/// Every action on `item` now, in the order the screens offer them. `message_size` is the
 /// current version's size when known (the review detail): an oversized Gmail message cannot be
 /// approved. The list row passes `None`; the detail, and core's approve, check it.
-pub fn allowed_actions(
-    item: &ItemSummary,
-    message_size: Option<usize>,
-    now: DateTime<Utc>,
-) -> Vec<ActionState> {
+pub fn allowed_actions(item: &ItemSummary, message_size: Option<usize>) -> Vec<ActionState> {
     let approve = decidable(item.source, item.state, DecisionKind::Approve)
         .map_err(str::to_string)
         .and_then(|()| match message_size {
@@ -176,21 +181,16 @@ pub fn allowed_actions(
     vec![
         ActionState::from_check(Action::Approve, approve),
         ActionState::from_check(Action::Reject, reject),
-        undo_state(item.decision.as_ref(), now),
+        undo_state(item.decision.as_ref()),
         ActionState::from_check(Action::Edit, edit),
     ]
 }
 
-fn undo_state(decision: Option<&LiveDecision>, now: DateTime<Utc>) -> ActionState {
+fn undo_state(decision: Option<&LiveDecision>) -> ActionState {
     match decision {
         None => ActionState::from_check(Action::Undo, Err(NOTHING_TO_UNDO.into())),
-        Some(decision) => {
-            let check = undoable(decision.state, decision.due_at, now);
-            let open = check.is_ok();
-            ActionState {
-                until: open.then_some(decision.due_at),
-                ..ActionState::from_check(Action::Undo, check)
-            }
-        }
+        // Open as long as the decision waits, past its window too: no instant closes it, the
+        // dispatcher's claim does (and the row then changes, announced by an event).
+        Some(decision) => ActionState::from_check(Action::Undo, undoable(decision.state)),
     }
 }

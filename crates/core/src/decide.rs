@@ -154,7 +154,8 @@ pub async fn reject(store: &Store, shown: &Shown, reason: &str, actor: &str) -> 
     .await
 }
 
-/// Take back the decision on `item_id` while its undo window is open.
+/// Take back the decision on `item_id` while nothing of it has left (it is still queued: in
+/// its undo window, or past it while sending is paused or the service does not answer).
 pub async fn undo(store: &Store, item_id: i64, actor: &str) -> Result<Decision> {
     store.cancel_decision(item_id, Utc::now(), actor).await
 }

@@ -131,9 +131,10 @@ impl ItemState {
             (ItemState::AwaitingCheck, DecisionKind::Approve) => {
                 Err("the plugin has not checked this reply yet — you can only reject it")
             }
-            (ItemState::Queued | ItemState::Sending, _) => {
-                Err("it is already decided and on its way; undo it first if the window is open")
-            }
+            (ItemState::Queued, _) => Err(
+                "it is already decided but has not left; undo that decision first, then decide again",
+            ),
+            (ItemState::Sending, _) => Err("it is already decided and being sent"),
             (ItemState::Sent, _) => Err("it has been sent already"),
             (ItemState::Rejected, _) => Err("it has been rejected already"),
             (ItemState::SendFailed, _) => {

@@ -113,6 +113,22 @@ pub enum Error {
         /// One sentence per caution, for the confirmation to name.
         cautions: Vec<String>,
     },
+    /// The owner's edit was written to Gmail, but the agent updated the draft again before it
+    /// could be read back: the draft now holds the agent's version, which the owner has not
+    /// seen. Both versions are recorded as what they are.
+    #[error(
+        "cannot finish the edit of item {item_id}: your edit was saved to Gmail as version \
+         {edited}, but the agent updated the draft right after (now version {current}); review \
+         the agent's version before deciding"
+    )]
+    EditOvertaken {
+        /// The item.
+        item_id: i64,
+        /// The owner's version (the message id `drafts.update` returned).
+        edited: String,
+        /// The agent's newer version, now current.
+        current: String,
+    },
     /// The "Start at login" entry cannot be written or removed.
     #[error("cannot change the autostart entry {path}: {source}")]
     Autostart {

@@ -37,6 +37,7 @@ pub fn classify(error: &Error) -> Failure {
         | Error::NotFound { .. }
         | Error::Refused { .. }
         | Error::ChangedSinceShown { .. }
+        | Error::EditOvertaken { .. }
         | Error::Autostart { .. } => Failure::Local,
     }
 }

@@ -160,11 +160,12 @@ pub async fn review_detail_since(
             && entry.line.version.as_deref() == Some(current.version.as_str())
     });
     // The detail knows the size the row does not: an oversized Gmail message is not approvable.
-    item.summary.actions = crate::actions::allowed_actions(
-        &item.summary,
-        Some(current.content.bytes().len()),
-        chrono::Utc::now(),
-    );
+    item.summary.actions =
+        crate::actions::allowed_actions(&item.summary, Some(current.content.bytes().len()));
+    if store.version_restamped(item_id, &current.version).await? {
+        let why = crate::store::stamp_conflict_reason(&current.version);
+        crate::actions::refuse_decisions(&mut item.summary.actions, &why);
+    }
     // The detail knows the body too: one the editor cannot rewrite is not editable.
     let edit = crate::edit::edit_form(item.summary.source, item.summary.state, &current.content);
     for state in &mut item.summary.actions {

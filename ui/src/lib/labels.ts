@@ -47,17 +47,36 @@ export function timeLabel(iso: string | null): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 }
 
+/** Why nothing goes out now, when the last status said so. */
+export interface SendingState {
+  paused: boolean;
+  dispatching: boolean;
+}
+
 /**
  * What the queued decision of `item` is doing now: "Sending in 7 s" within the undo window,
- * "Queued — offline" when its service does not answer, or null when nothing is queued.
- * `now` is passed in so the countdown re-renders from one ticking clock.
+ * "Queued — offline" when its service does not answer, "Queued — paused: not sent yet, you can
+ * still undo" while it waits past its window (or paused), or null when nothing is queued.
+ * `now` is passed in so the countdown re-renders from one ticking clock; `sending` is the app's
+ * pause switch and dispatcher role.
  */
-export function decisionLabel(item: ItemSummary, now: number): string | null {
+export function decisionLabel(
+  item: ItemSummary,
+  now: number,
+  sending: SendingState = { paused: false, dispatching: true },
+): string | null {
   const decision = item.decision;
   if (!decision || item.state !== "queued") return null;
-  if (!item.accountOnline) return "Queued — offline";
-  const verb = decision.kind === "reject" ? "Rejecting" : "Sending";
   const left = Math.ceil((Date.parse(decision.dueAt) - now) / 1000);
+  // Core keeps Undo open while a decision is queued, past its window too: nothing has left.
+  const undo = "not sent yet, you can still undo";
+  if (sending.paused) return `Queued — paused: ${undo}`;
+  if (!item.accountOnline) return left > 0 ? "Queued — offline" : `Queued — offline: ${undo}`;
+  if (left <= 0 && !sending.dispatching) {
+    return `Queued — another Countersign process sends decisions: ${undo}`;
+  }
+  if (left <= 0 && decision.detail) return `Queued — ${decision.detail}: ${undo}`;
+  const verb = decision.kind === "reject" ? "Rejecting" : "Sending";
   if (left > 0) return `${verb} in ${left} s`;
   return `${verb} now…`;
 }

@@ -60,7 +60,7 @@ async fn an_approved_draft_is_sent_once_with_exactly_the_reviewed_bytes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn undo_inside_the_window_sends_nothing_and_undo_after_it_is_refused_with_the_reason() {
+async fn undo_sends_nothing_while_the_decision_waits_and_is_refused_once_it_was_sent() {
     let (cli, gmail) = gmail_cli().await;
     let kept = gmail.file_draft(&reply(1, "Not this one"), None);
     let sent = gmail.file_draft(&reply(2, "This one"), None);
@@ -80,30 +80,144 @@ async fn undo_inside_the_window_sends_nothing_and_undo_after_it_is_refused_with_
     assert_eq!(gmail.send_count(&kept.id), 0);
     assert_eq!(cli.item(&kept.id).await["state"], "pending");
 
-    cli.exec(&["settings", "set", "undo-window", "1"])
-        .await
-        .ok();
+    // Past its window, with no dispatcher running, nothing has left: undo still works.
+    cli.exec(&["approve", &kept_id, "--no-undo"]).await.ok();
+    let late = cli.exec(&["undo", &kept_id]).await.ok();
+    assert!(late.stdout.contains("Undone"), "{}", late.stdout);
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.send_count(&kept.id), 0);
+
     cli.show(&sent_id).await;
-    cli.exec(&["approve", &sent_id]).await.ok();
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    let closed = cli.exec(&["undo", &sent_id]).await;
-    assert!(!closed.status.success());
-    assert!(
-        closed.stderr.contains("undo window closed") && closed.stderr.contains("too late"),
-        "{}",
-        closed.stderr
-    );
+    cli.exec(&["approve", &sent_id, "--no-undo"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();
     assert_eq!(gmail.send_count(&sent.id), 1);
-    let late = cli.exec(&["undo", &sent_id]).await;
-    assert!(!late.status.success());
+    let after = cli.exec(&["undo", &sent_id]).await;
+    assert!(!after.status.success());
     assert!(
-        late.stderr.contains("cannot undo the decision on item")
-            && late.stderr.contains("no decision waiting"),
+        after.stderr.contains("cannot undo the decision on item")
+            && after.stderr.contains("no decision waiting"),
         "{}",
-        late.stderr
+        after.stderr
     );
     assert_eq!(gmail.send_count(&sent.id), 1);
+}
+
+/// The next event `wanted` accepts, or a failure after 20 s.
+async fn heard(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<countersign_core::app::AppEvent>,
+    what: &str,
+    wanted: impl Fn(&countersign_core::app::AppEvent) -> bool,
+) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(event) = events.recv().await {
+            if wanted(&event) {
+                return;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what}: not heard within 20 s"));
+}
+
+/// The desktop app started while `countersign dispatch` held the dispatcher role: it takes the
+/// role over once that process exits, says so, and sends what is approved in it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_started_while_the_cli_dispatches_takes_over_once_the_cli_exits() {
+    use countersign_core::app::{AppEvent, AppOptions, ChangeCause, RunningApp};
+    use std::sync::Arc;
+
+    let (cli, gmail) = gmail_cli().await;
+    let first = gmail.file_draft(&reply(1, "Sent by the CLI"), None);
+    let second = gmail.file_draft(&reply(2, "Sent by the app"), None);
+    cli.exec(&["sync"]).await.ok();
+    let first_id = cli.item_id(&first.id).await;
+    let second_id: i64 = cli.item_id(&second.id).await.parse().unwrap();
+    cli.show(&first_id).await;
+    cli.exec(&["approve", &first_id, "--no-undo"]).await.ok();
+    // The CLI's dispatcher holds the role while its re-read of the draft is held up.
+    let reads_before = gmail.request_count("drafts.get");
+    gmail.delay("drafts.get", Duration::from_secs(3), Some(1));
+    let dispatch = cli.spawn(&["dispatch", "--wait"]);
+    eventually(
+        Duration::from_secs(20),
+        "the CLI dispatcher re-reads",
+        || async { gmail.request_count("drafts.get") > reads_before },
+    )
+    .await;
+
+    // The app, in this process, on the same data directory.
+    let data_dir = cli.data_dir();
+    let store = countersign_core::Store::open(&data_dir).await.unwrap();
+    let services = countersign_core::services::Services::with_token_store(
+        &data_dir,
+        countersign_gmail::TokenStore::file(&data_dir),
+    );
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let app = RunningApp::start(
+        store.clone(),
+        services,
+        &data_dir,
+        AppOptions {
+            defer_syncs: true,
+            dispatch_tick: Duration::from_millis(50),
+            ..AppOptions::default()
+        },
+        Arc::new(move |event| {
+            let _ = tx.send(event);
+        }),
+    )
+    .await
+    .unwrap();
+    assert!(!app.is_dispatcher(), "the CLI holds the role");
+
+    let dispatched = cli.finish(dispatch, &["dispatch", "--wait"]).await.ok();
+    assert!(
+        dispatched.stdout.contains("done: sent"),
+        "{}",
+        dispatched.stdout
+    );
+    heard(&mut events, "the app becomes the dispatcher", |e| {
+        matches!(e, AppEvent::DispatcherRole { dispatcher: true })
+    })
+    .await;
+    assert!(app.is_dispatcher());
+
+    let mut settings = store.settings().await.unwrap();
+    settings.undo_window_secs = 0;
+    store.save_settings(&settings).await.unwrap();
+    let shown = countersign_core::review::review_detail(&store, second_id, false)
+        .await
+        .unwrap()
+        .shown;
+    store
+        .record_view(
+            &shown,
+            "owner via test",
+            countersign_core::store::ShownPart::Html,
+        )
+        .await
+        .unwrap();
+    app.approve(
+        &shown,
+        "owner via test",
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap();
+    heard(&mut events, "the app sends the second draft", |e| match e {
+        AppEvent::ItemsChanged(changed) => {
+            changed.cause == ChangeCause::Dispatched
+                && changed.items.iter().any(|row| {
+                    row.id == second_id && row.state == countersign_core::ItemState::Sent
+                })
+        }
+        _ => false,
+    })
+    .await;
+    assert_eq!(gmail.send_count(&first.id), 1);
+    assert_eq!(gmail.send_count(&second.id), 1);
+    assert_eq!(gmail.request_count("drafts.send"), 2);
+    app.stop();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -74,6 +74,13 @@ pub enum AppEvent {
         /// How many.
         count: usize,
     },
+    /// This app became the dispatcher of its data directory: another Countersign process (the
+    /// CLI's `dispatch`, another app) held the role at start and has let go. The status's
+    /// `dispatching` changed; a status bar reads it again.
+    DispatcherRole {
+        /// Whether this app dispatches now.
+        dispatcher: bool,
+    },
     /// A refusal the owner must be told about (a notification).
     Refusal {
         /// The refusal.

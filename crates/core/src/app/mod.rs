@@ -63,7 +63,9 @@ pub struct RunningApp {
     on_event: OnEvent,
     viewing: Arc<Mutex<Option<i64>>>,
     stop: watch::Sender<bool>,
-    dispatching: bool,
+    /// This process holds the dispatcher lock (it may get it later than at start: see
+    /// [`RunningApp::is_dispatcher`]).
+    dispatching: Arc<std::sync::atomic::AtomicBool>,
     /// Whether the owner can be looking: the window is visible and the owner not idle.
     window_visible: watch::Sender<bool>,
     /// The window is shown and not minimized (the shell says).
@@ -87,14 +89,15 @@ impl std::fmt::Debug for RunningApp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunningApp")
             .field("data_dir", &self.data_dir)
-            .field("dispatching", &self.dispatching)
+            .field("dispatching", &self.is_dispatcher())
             .finish_non_exhaustive()
     }
 }
 
 impl RunningApp {
-    /// Start the dispatcher (when no other process is the dispatcher of `data_dir`) and, unless
-    /// `options.defer_syncs`, the live sync of every account.
+    /// Start the dispatcher (at once when no other process is the dispatcher of `data_dir`,
+    /// otherwise as soon as that process lets go) and, unless `options.defer_syncs`, the live
+    /// sync of every account.
     pub async fn start(
         store: Store,
         services: Services,
@@ -103,7 +106,7 @@ impl RunningApp {
         on_event: OnEvent,
     ) -> Result<RunningApp> {
         let (stop, _) = watch::channel(false);
-        let mut app = RunningApp {
+        let app = RunningApp {
             store,
             services,
             data_dir: data_dir.to_path_buf(),
@@ -111,7 +114,7 @@ impl RunningApp {
             on_event,
             viewing: Arc::default(),
             stop,
-            dispatching: false,
+            dispatching: Arc::default(),
             // Until the shell says otherwise (a headless app has no window to hide).
             window_visible: watch::channel(true).0,
             shown: std::sync::atomic::AtomicBool::new(true),
@@ -120,7 +123,7 @@ impl RunningApp {
             followed: Mutex::default(),
             syncs_started: std::sync::atomic::AtomicBool::new(false),
         };
-        app.dispatching = app.start_dispatcher().await?;
+        app.start_dispatcher().await?;
         if !app.options.defer_syncs {
             app.start_syncs().await?;
         }
@@ -147,9 +150,11 @@ impl RunningApp {
         &self.services
     }
 
-    /// Whether this process is the dispatcher (false when the CLI or another app already is).
+    /// Whether this process is the dispatcher now (false while the CLI or another app is). The
+    /// app tries again on every dispatch tick and, when it becomes the dispatcher, says so with
+    /// [`AppEvent::DispatcherRole`].
     pub fn is_dispatcher(&self) -> bool {
-        self.dispatching
+        self.dispatching.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Connect a Gmail account (Google's consent) and start following it.
@@ -419,18 +424,28 @@ impl RunningApp {
         })
     }
 
-    async fn start_dispatcher(&self) -> Result<bool> {
-        let Some(dispatcher) = Dispatcher::acquire(
-            self.store.clone(),
-            self.services.clone(),
-            &self.data_dir,
-            self.options.dispatch,
-        )
-        .await?
-        else {
-            tracing::info!("another process dispatches this data directory");
-            return Ok(false);
+    /// Try to become the dispatcher now (an error opening the lock file fails the start), then
+    /// run the dispatch loop: while another process (`countersign dispatch`, another app) holds
+    /// the lock, every tick tries again, so decisions go out as soon as it lets go.
+    async fn start_dispatcher(&self) -> Result<()> {
+        let acquire = {
+            let store = self.store.clone();
+            let services = self.services.clone();
+            let data_dir = self.data_dir.clone();
+            let config = self.options.dispatch;
+            move || {
+                let (store, services, data_dir) =
+                    (store.clone(), services.clone(), data_dir.clone());
+                async move { Dispatcher::acquire(store, services, &data_dir, config).await }
+            }
         };
+        let mut dispatcher = acquire().await?;
+        self.dispatching
+            .store(dispatcher.is_some(), std::sync::atomic::Ordering::SeqCst);
+        if dispatcher.is_none() {
+            tracing::info!("another process dispatches this data directory; trying every tick");
+        }
+        let dispatching = self.dispatching.clone();
         let mut stop = self.stop.subscribe();
         let tick = self.options.dispatch_tick;
         let store = self.store.clone();
@@ -438,14 +453,29 @@ impl RunningApp {
         let on_event = self.on_event.clone();
         tokio::spawn(async move {
             loop {
-                match dispatcher.run_once().await {
-                    Ok(report) if !report.attempts.is_empty() => {
-                        let item_ids = report.attempts.iter().map(|a| a.decision.item_id).collect();
-                        emit_items(&store, &on_event, ChangeCause::Dispatched, item_ids).await;
-                        deliver_refusals(&store, &viewing, &on_event).await;
+                if dispatcher.is_none() {
+                    match acquire().await {
+                        Ok(Some(acquired)) => {
+                            tracing::info!("the other dispatcher let go: this app dispatches now");
+                            dispatcher = Some(acquired);
+                            dispatching.store(true, std::sync::atomic::Ordering::SeqCst);
+                            on_event(AppEvent::DispatcherRole { dispatcher: true });
+                        }
+                        Ok(None) => {}
+                        Err(e) => tracing::warn!(error = %e, "cannot try the dispatcher lock"),
                     }
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
+                }
+                if let Some(dispatcher) = &dispatcher {
+                    match dispatcher.run_once().await {
+                        Ok(report) if !report.attempts.is_empty() => {
+                            let item_ids =
+                                report.attempts.iter().map(|a| a.decision.item_id).collect();
+                            emit_items(&store, &on_event, ChangeCause::Dispatched, item_ids).await;
+                            deliver_refusals(&store, &viewing, &on_event).await;
+                        }
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
+                    }
                 }
                 tokio::select! {
                     _ = tokio::time::sleep(tick) => {}
@@ -453,7 +483,7 @@ impl RunningApp {
                 }
             }
         });
-        Ok(true)
+        Ok(())
     }
 }
 

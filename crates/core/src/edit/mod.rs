@@ -121,7 +121,7 @@ pub async fn save_edit(
             current: in_gmail.message_id,
         });
     }
-    client
+    let updated = client
         .update_draft(
             &item.summary.external_id,
             &edited,
@@ -130,6 +130,19 @@ pub async fn save_edit(
         .await?;
     // What Gmail now holds is the version to review, byte for byte.
     let stored = client.get_draft_raw(&item.summary.external_id).await?;
+    if stored.message_id != updated.message_id {
+        return Err(overtaken(
+            store,
+            &account,
+            shown,
+            &updated.message_id,
+            edited,
+            stored,
+            item,
+            actor,
+        )
+        .await?);
+    }
     let observed = crate::sync::gmail::observed_draft(&account, &stored, item.answers_json);
     store.record_draft(&observed).await?;
     let new = Shown {
@@ -137,21 +150,87 @@ pub async fn save_edit(
         version: stored.message_id.clone(),
         digest: observed.content.digest(),
     };
+    audit_edit(store, shown, &new, actor).await?;
+    Ok(new)
+}
+
+/// The audit row of the owner's edit: `shown` became `edited`.
+async fn audit_edit(store: &Store, shown: &Shown, edited: &Shown, actor: &str) -> Result<()> {
     store
         .append_audit(&NewAuditEntry {
             actor: actor.to_string(),
             item_id: Some(shown.id),
             decision_id: None,
             action: "edit".into(),
-            version: Some(new.version.clone()),
-            digest: Some(new.digest.clone()),
+            version: Some(edited.version.clone()),
+            digest: Some(edited.digest.clone()),
             outcome: Some(EDITED_BY_OWNER.into()),
             detail: Some(format!(
                 "{EDITED_BY_OWNER}: version {} (sha256 {}) became version {} (sha256 {})",
-                shown.version, shown.digest, new.version, new.digest
+                shown.version, shown.digest, edited.version, edited.digest
             )),
             view_id: None,
         })
         .await?;
-    Ok(new)
+    Ok(())
+}
+
+/// The audit outcome of an agent's update that landed between the owner's edit and its
+/// read-back.
+pub const UPDATED_BY_AGENT_AFTER_EDIT: &str = "updated by the agent right after the owner's edit";
+
+/// The agent updated the draft between `drafts.update` (which answered with the owner's
+/// version, `edited_version`) and the read-back (`stored`, the agent's). Each is recorded as
+/// what it is: the owner's version — the bytes Countersign wrote, Gmail no longer holds them —
+/// as edited by the owner, the agent's as the current version, which the owner has not seen
+/// and must review before deciding (a decision binds to the version shown).
+#[allow(clippy::too_many_arguments)]
+async fn overtaken(
+    store: &Store,
+    account: &crate::store::Account,
+    shown: &Shown,
+    edited_version: &str,
+    edited: Vec<u8>,
+    stored: countersign_gmail::RawDraft,
+    item: crate::store::Item,
+    actor: &str,
+) -> Result<Error> {
+    let owners = DraftContent::Raw(edited);
+    store
+        .keep_version(shown.id, edited_version, &owners)
+        .await?;
+    audit_edit(
+        store,
+        shown,
+        &Shown {
+            id: shown.id,
+            version: edited_version.to_string(),
+            digest: owners.digest(),
+        },
+        actor,
+    )
+    .await?;
+    let observed = crate::sync::gmail::observed_draft(account, &stored, item.answers_json);
+    store.record_draft(&observed).await?;
+    store
+        .append_audit(&NewAuditEntry {
+            actor: "sync".into(),
+            item_id: Some(shown.id),
+            decision_id: None,
+            action: "edit".into(),
+            version: Some(stored.message_id.clone()),
+            digest: Some(observed.content.digest()),
+            outcome: Some(UPDATED_BY_AGENT_AFTER_EDIT.into()),
+            detail: Some(format!(
+                "{UPDATED_BY_AGENT_AFTER_EDIT}: the owner's version {edited_version} became the \
+                 agent's version {}; the owner has not reviewed it yet",
+                stored.message_id
+            )),
+        })
+        .await?;
+    Ok(Error::EditOvertaken {
+        item_id: shown.id,
+        edited: edited_version.to_string(),
+        current: stored.message_id,
+    })
 }

@@ -120,6 +120,7 @@ impl Store {
                 current: current_version,
             });
         }
+        super::stamps::refuse_restamped_in(&mut tx, new.item_id, &new.version, &action).await?;
         // An approval binds only to a version its actor was shown (rejections send nothing
         // under the owner's name, and may be made in bulk on what the queue lists).
         let view_id = match new.kind {
@@ -172,7 +173,10 @@ impl Store {
         Ok(decision)
     }
 
-    /// Undo the live decision of an item, if its window is still open at `now`.
+    /// Undo the live decision of an item while it is still `queued` (nothing of it has left),
+    /// inside its undo window or past it. The read and the write are one write transaction, as
+    /// a dispatcher's claim is: an undo racing a claim either cancels before the claim (nothing
+    /// is sent) or finds the decision claimed and is refused "already being sent".
     pub async fn cancel_decision(
         &self,
         item_id: i64,
@@ -190,8 +194,7 @@ impl Store {
         let Some(decision) = decision else {
             return Err(Error::refused(action, crate::actions::NOTHING_TO_UNDO));
         };
-        crate::actions::undoable(decision.state, decision.due_at, now)
-            .map_err(|why| Error::refused(&action, why))?;
+        crate::actions::undoable(decision.state).map_err(|why| Error::refused(&action, why))?;
         let state = decision.state.cancel()?;
         sqlx::query("UPDATE decisions SET state = ?, finished_at = ? WHERE id = ?")
             .bind(state.as_str())

@@ -203,10 +203,11 @@ pub struct ItemFilter {
 pub(super) const SUMMARY_SELECT: &str =
     "SELECT i.*, d.id AS d_id, d.kind AS d_kind, d.state AS d_state,
        d.due_at AS d_due_at, d.outcome_detail AS d_detail,
-       COALESCE(c.online, 1) AS account_online
+       COALESCE(c.online, 1) AS account_online, v.restamped_sha256 AS restamped
   FROM review_items i
   LEFT JOIN decisions d ON d.item_id = i.id AND d.state IN ('queued', 'dispatching', 'uncertain')
-  LEFT JOIN sync_cursors c ON c.account_id = i.account_id";
+  LEFT JOIN sync_cursors c ON c.account_id = i.account_id
+  LEFT JOIN draft_versions v ON v.item_id = i.id AND v.version = i.version";
 
 impl Store {
     /// Move an item through `event` (refusing illegal moves), recording `reason` when given.
@@ -359,7 +360,11 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
         updated_at: row.try_get("updated_at")?,
         actions: vec![],
     };
-    summary.actions = crate::actions::allowed_actions(&summary, None, Utc::now());
+    summary.actions = crate::actions::allowed_actions(&summary, None);
+    if row.try_get::<Option<String>, _>("restamped")?.is_some() {
+        let why = super::stamp_conflict_reason(&summary.version);
+        crate::actions::refuse_decisions(&mut summary.actions, &why);
+    }
     Ok(summary)
 }
 

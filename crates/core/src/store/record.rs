@@ -83,6 +83,17 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         let new_version = inserted.is_some();
+        // The same muster stamp with other text: ON CONFLICT kept the first text, which is then
+        // no longer necessarily what muster holds.
+        if !new_version && draft.source == crate::domain::Source::Muster {
+            super::stamps::note_restamped_in(
+                &mut tx,
+                item_id,
+                &draft.version,
+                &draft.content.digest(),
+            )
+            .await?;
+        }
         tx.commit().await?;
         Ok(RecordOutcome {
             item_id,

@@ -54,6 +54,31 @@ impl Store {
         self.rows_of_item("draft_versions", item_id).await
     }
 
+    /// Keep `content` as version `version` of `item_id` without making it the item's current
+    /// version (a version Countersign wrote that was replaced before it could be read back);
+    /// nothing when that version is kept already. Whether it was new.
+    pub async fn keep_version(
+        &self,
+        item_id: i64,
+        version: &str,
+        content: &DraftContent,
+    ) -> Result<bool> {
+        let inserted = sqlx::query(
+            "INSERT INTO draft_versions (item_id, version, content_kind, content, sha256, first_seen_at)
+             VALUES (?, ?, ?, ?, ?, ?)
+             ON CONFLICT (item_id, version) DO NOTHING",
+        )
+        .bind(item_id)
+        .bind(version)
+        .bind(content.kind())
+        .bind(content.bytes())
+        .bind(content.digest())
+        .bind(super::format_time(Utc::now()))
+        .execute(self.pool())
+        .await?;
+        Ok(inserted.rows_affected() == 1)
+    }
+
     /// One version of an item.
     pub async fn version(&self, item_id: i64, version: &str) -> Result<DraftVersion> {
         sqlx::query_as("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")

@@ -260,15 +260,16 @@ async fn an_action_is_offered_exactly_when_core_accepts_it_in_every_state_and_so
 }
 
 #[tokio::test]
-async fn undo_is_offered_until_the_window_closes_and_refused_with_the_same_sentence_after() {
-    let (_dir, store, id) = item_in(Source::Gmail, ItemState::Queued).await;
+async fn undo_is_offered_while_the_decision_waits_and_refused_with_the_same_sentence_once_claimed()
+{
+    let (_queued_dir, store, _) = item_in(Source::Gmail, ItemState::Queued).await;
     let row = store.list_items(&ItemFilter::default()).await.unwrap();
     let undo = state_of(&row[0].actions, Action::Undo);
-    let due = store.decisions_for_item(id).await.unwrap()[0].due_at;
     assert!(undo.allowed);
-    assert_eq!(undo.until, Some(due), "the screen knows when it closes");
+    assert_eq!(undo.until, None, "no instant closes it: the claim does");
 
-    // With no undo window the decision is due at once: undo is not offered, and core refuses.
+    // With no undo window the decision is due at once: still offered and accepted while no
+    // dispatcher has claimed it (nothing has left).
     let (_dir, store, id) = item_in(Source::Gmail, ItemState::Pending).await;
     let mut settings = store.settings().await.unwrap();
     settings.undo_window_secs = 0;
@@ -284,8 +285,21 @@ async fn undo_is_offered_until_the_window_closes_and_refused_with_the_same_sente
     .await
     .unwrap();
     let row = store.list_items(&ItemFilter::default()).await.unwrap();
+    assert!(state_of(&row[0].actions, Action::Undo).allowed);
+
+    // Claimed: not offered, and core refuses with the sentence the row gives.
+    store
+        .claim_next_due(chrono::Utc::now(), "dispatcher")
+        .await
+        .unwrap()
+        .expect("due at once");
+    let row = store.list_items(&ItemFilter::default()).await.unwrap();
     let undo = state_of(&row[0].actions, Action::Undo);
     assert!(!undo.allowed, "{undo:?}");
     let refusal = attempt(&store, id, Action::Undo).await.unwrap_err();
-    assert!(refusal.contains("too late to take it back"), "{refusal}");
+    assert!(
+        refusal.contains(undo.why_not.as_deref().unwrap()),
+        "{refusal}"
+    );
+    assert!(refusal.contains("already being sent"), "{refusal}");
 }

@@ -264,3 +264,104 @@ async fn html_only_and_muster_drafts_are_not_editable_and_say_what_to_do_instead
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn an_agent_update_landing_right_after_the_owners_edit_is_recorded_as_the_agents_not_the_owners(
+) {
+    use countersign_core::edit::UPDATED_BY_AGENT_AFTER_EDIT;
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let draft = env.gmail.file_draft(&reply_with_attachment(10), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let read = shown(&env, item.id).await;
+    // The agent writes again between the owner's drafts.update and Countersign's read-back.
+    let agents_new = reply_with_attachment(30);
+    env.gmail
+        .agent_updates_after_next_update(&draft.id, &agents_new);
+
+    let error = save_edit(
+        &env.store,
+        &env.services,
+        &read,
+        "Invoice",
+        "It is 45 EUR.",
+        ACTOR,
+    )
+    .await
+    .unwrap_err();
+    let Error::EditOvertaken {
+        item_id,
+        edited,
+        current,
+    } = &error
+    else {
+        panic!("{error}");
+    };
+    assert_eq!(*item_id, item.id);
+    assert_ne!(edited, current);
+    assert_eq!(env.gmail.request_count("drafts.update"), 1);
+    assert!(env.gmail.draft_raw(&draft.id).unwrap() == agents_new);
+
+    // The mirror's current version is the agent's, byte for byte; the owner's is kept before it.
+    let detail = review_detail(&env.store, item.id, false).await.unwrap();
+    assert_eq!(&detail.shown.version, current);
+    assert_eq!(detail.shown.digest, sha256(&agents_new));
+    assert!(
+        !detail.content.edited_by_owner,
+        "the agent's version is not the owner's edit"
+    );
+    let diff = detail
+        .content
+        .diff
+        .expect("a diff against the owner's version");
+    assert_eq!(diff.base, DiffBase::PreviousVersion);
+    assert_eq!(&diff.base_version, edited);
+    let owners = env.store.version(item.id, edited).await.unwrap();
+    assert!(String::from_utf8_lossy(owners.content.bytes()).contains("It is 45 EUR."));
+
+    // The audit names each version for what it is.
+    let by_owner = detail
+        .content
+        .audit
+        .iter()
+        .find(|e| e.line.outcome.as_deref() == Some(EDITED_BY_OWNER))
+        .expect("the owner's edit is audited");
+    assert_eq!(by_owner.line.version.as_ref(), Some(edited));
+    assert_eq!(
+        by_owner.line.digest.as_deref(),
+        Some(owners.sha256.as_str())
+    );
+    let by_agent = detail
+        .content
+        .audit
+        .iter()
+        .find(|e| e.line.outcome.as_deref() == Some(UPDATED_BY_AGENT_AFTER_EDIT))
+        .expect("the agent's update is audited");
+    assert_eq!(by_agent.line.version.as_ref(), Some(current));
+
+    // Nothing the owner was shown binds to the agent's version: neither the version read
+    // before the edit nor the owner's own edit.
+    for stale in [
+        read.clone(),
+        countersign_core::decide::Shown {
+            id: item.id,
+            version: edited.clone(),
+            digest: owners.sha256.clone(),
+        },
+    ] {
+        let refusal = decide::approve(
+            &env.store,
+            &stale,
+            UndoWindow::None,
+            ACTOR,
+            countersign_core::decide::Confirmation::None,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(refusal, Error::ChangedSinceShown { .. }),
+            "{refusal}"
+        );
+    }
+}

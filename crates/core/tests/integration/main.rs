@@ -6,6 +6,7 @@ mod app_events;
 mod autostart;
 mod binding;
 mod deferred_start;
+mod dispatcher_role;
 mod edit;
 mod errors;
 mod gmail_behaviour;

@@ -698,3 +698,158 @@ async fn an_outcome_that_stays_unknown_goes_to_the_owner_instead_of_being_resent
         .reason
         .contains("cannot tell whether it was sent"));
 }
+
+/// Approvals that have not left can be taken back whenever: past the undo window too, while
+/// they wait for the pause to end or the service to answer. Only the dispatcher's claim closes
+/// undo, and the two cannot both win.
+mod not_left_yet {
+    use super::*;
+    use countersign_core::actions::Action;
+
+    async fn undo_offered(env: &Env, item_id: i64) -> bool {
+        let row = env
+            .store
+            .list_items(&ItemFilter::default())
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|i| i.id == item_id)
+            .unwrap();
+        row.actions
+            .iter()
+            .find(|a| a.action == Action::Undo)
+            .unwrap()
+            .allowed
+    }
+
+    #[tokio::test]
+    async fn a_paused_approval_past_its_window_can_still_be_undone_and_nothing_is_sent() {
+        let (env, account) = gmail_env().await;
+        let draft = env.gmail.file_draft(&reply(1, "not yet"), None);
+        sync(&env, &account).await;
+        let item = item_for(&env, &draft.id).await;
+        env.store.set_paused(true).await.unwrap();
+        // No undo window: the approval is due at once, but sending is paused.
+        let decision = approve_now(&env, item.id).await;
+        let dispatcher = env.dispatcher().await;
+        assert!(dispatcher.run_once().await.unwrap().paused);
+        assert!(decision.due_at <= chrono::Utc::now(), "past its window");
+        assert!(undo_offered(&env, item.id).await, "the row offers undo");
+
+        let undone = decide::undo(&env.store, item.id, ACTOR).await.unwrap();
+        assert_eq!(undone.state, DecisionState::Cancelled);
+        env.store.set_paused(false).await.unwrap();
+        dispatcher.run_once().await.unwrap();
+        assert_eq!(env.gmail.request_count("drafts.send"), 0);
+        assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Pending);
+    }
+
+    #[tokio::test]
+    async fn an_offline_muster_approval_past_its_window_can_be_undone_then_rejected() {
+        let env = Env::new().await;
+        let (_, draft) = crate::support::muster_reply(&env, false).await;
+        let item = item_for(&env, &draft).await;
+        env.muster.set_online(false);
+        approve_now(&env, item.id).await;
+        let dispatcher = env.dispatcher().await;
+        dispatcher.run_once().await.unwrap();
+        let waiting = item_for(&env, &draft).await;
+        assert_eq!(waiting.state, ItemState::Queued, "{waiting:?}");
+        assert!(!waiting.account_online);
+        assert!(undo_offered(&env, item.id).await, "the row offers undo");
+
+        decide::undo(&env.store, item.id, ACTOR).await.unwrap();
+        set_undo_window(&env, 0).await;
+        decide::reject(
+            &env.store,
+            &shown(&env, item.id).await,
+            "Tone is off",
+            ACTOR,
+        )
+        .await
+        .unwrap();
+        env.muster.set_online(true);
+        dispatch_until(&dispatcher, "the rejection reaches muster", || async {
+            item_for(&env, &draft).await.state == ItemState::Rejected
+        })
+        .await;
+        assert_eq!(env.muster.draft(&draft).unwrap()["state"], "rejected");
+        // The approval never reached muster: the only decide it got is the rejection.
+        let decides: Vec<String> = env
+            .muster
+            .requests()
+            .iter()
+            .filter(|r| r.method == "POST" && r.path.ends_with("/decide") && r.status < 500)
+            .map(|r| r.path.clone())
+            .collect();
+        assert_eq!(decides.len(), 1, "{decides:?}");
+    }
+
+    #[tokio::test]
+    async fn an_approval_claimed_for_dispatch_can_no_longer_be_undone() {
+        let (env, account) = gmail_env().await;
+        let draft = env.gmail.file_draft(&reply(1, "going"), None);
+        sync(&env, &account).await;
+        let item = item_for(&env, &draft.id).await;
+        approve_now(&env, item.id).await;
+        let claimed = env
+            .store
+            .claim_next_due(chrono::Utc::now(), "another dispatcher")
+            .await
+            .unwrap()
+            .expect("due at once");
+        assert!(!undo_offered(&env, item.id).await);
+        let refusal = decide::undo(&env.store, item.id, ACTOR)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(refusal.contains("already being sent"), "{refusal}");
+        let decision = env.store.get_decision(claimed.id).await.unwrap();
+        assert_eq!(decision.state, DecisionState::Dispatching);
+    }
+
+    #[tokio::test]
+    async fn an_undo_racing_the_claim_either_cancels_or_is_refused_never_both() {
+        let (env, account) = gmail_env().await;
+        let draft = env.gmail.file_draft(&reply(1, "race"), None);
+        sync(&env, &account).await;
+        let item = item_for(&env, &draft.id).await;
+        let (mut cancelled, mut claimed) = (0, 0);
+        for round in 0..20 {
+            let decision = approve_now(&env, item.id).await;
+            let (undo, claim) = tokio::join!(
+                decide::undo(&env.store, item.id, ACTOR),
+                env.store.claim_next_due(chrono::Utc::now(), "racer"),
+            );
+            let claim = claim.unwrap();
+            let after = env.store.get_decision(decision.id).await.unwrap();
+            match (undo, claim) {
+                (Ok(_), None) => {
+                    cancelled += 1;
+                    assert_eq!(after.state, DecisionState::Cancelled);
+                }
+                (Err(refusal), Some(_)) => {
+                    claimed += 1;
+                    assert!(
+                        refusal.to_string().contains("already being sent"),
+                        "{refusal}"
+                    );
+                    assert_eq!(after.state, DecisionState::Dispatching);
+                    // Put the item back to pending for the next round, as a conflict would.
+                    env.store
+                        .finish_decision(
+                            decision.id,
+                            &countersign_core::DispatchOutcome::Conflict("race round".into()),
+                            Some(countersign_core::ItemEvent::Conflicted),
+                            None,
+                        )
+                        .await
+                        .unwrap();
+                }
+                (undo, claim) => panic!("round {round}: undo {undo:?} and claim {claim:?}"),
+            }
+        }
+        assert_eq!(cancelled + claimed, 20);
+        assert_eq!(env.gmail.request_count("drafts.send"), 0);
+    }
+}

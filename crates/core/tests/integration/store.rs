@@ -408,7 +408,7 @@ async fn the_audit_log_refuses_to_be_rewritten() {
 }
 
 #[tokio::test]
-async fn undo_works_inside_the_window_and_is_refused_after_it() {
+async fn undo_works_inside_the_window_and_after_it_until_the_decision_is_claimed() {
     let (_dir, store, _, item) = mirror_with_one_draft().await;
     approve(&store, item.item_id, 10).await;
     let undone = store
@@ -421,15 +421,32 @@ async fn undo_works_inside_the_window_and_is_refused_after_it() {
         ItemState::Pending
     );
 
+    // Past its window but not claimed (nothing has left): still undone.
     approve(&store, item.item_id, 10).await;
     let late = store
         .cancel_decision(item.item_id, Utc::now() + Duration::seconds(11), "owner")
         .await
+        .unwrap();
+    assert_eq!(late.state, DecisionState::Cancelled);
+
+    // Claimed by a dispatcher: too late.
+    approve(&store, item.item_id, 0).await;
+    store
+        .claim_next_due(Utc::now(), "dispatcher")
+        .await
+        .unwrap()
+        .expect("due");
+    let claimed = store
+        .cancel_decision(item.item_id, Utc::now(), "owner")
+        .await
         .unwrap_err();
-    assert!(late.to_string().contains("too late"), "{late}");
+    assert!(
+        claimed.to_string().contains("already being sent"),
+        "{claimed}"
+    );
     assert_eq!(
         store.get_item(item.item_id).await.unwrap().summary.state,
-        ItemState::Queued
+        ItemState::Sending
     );
 }
 

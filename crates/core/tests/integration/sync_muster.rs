@@ -468,3 +468,144 @@ async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_
     env.store.save_settings(&settings).await.unwrap();
     assert_eq!(announce_new_drafts(&env.store).await.unwrap(), None);
 }
+
+/// A muster version is its `updatedAt` stamp: other text under the same stamp means the stamp
+/// no longer names what the owner would decide on.
+mod same_stamp_other_text {
+    use super::*;
+    use countersign_core::actions::Action;
+    use countersign_core::store::{stamp_conflict_reason, DecisionFilter};
+    use countersign_core::DecisionState;
+
+    #[tokio::test]
+    async fn other_text_under_the_same_stamp_is_a_conflict_that_refuses_decisions_and_is_audited() {
+        let env = Env::new().await;
+        let (account, draft) = crate::support::muster_reply(&env, false).await;
+        let item = item_for(&env, &draft).await;
+        let seen = shown(&env, item.id).await;
+        let stamp = env.muster.draft(&draft).unwrap()["updatedAt"]
+            .as_str()
+            .unwrap()
+            .to_string();
+
+        env.muster
+            .rewrite_text_keeping_stamp(&draft, "Here it is, and the password is hunter2.")
+            .unwrap();
+        assert_eq!(env.muster.draft(&draft).unwrap()["updatedAt"], stamp);
+        resync(&env, &account).await;
+
+        let item = item_for(&env, &draft).await;
+        assert_eq!(item.state, ItemState::Conflict);
+        assert_eq!(
+            item.state_reason.as_deref(),
+            Some(stamp_conflict_reason(&stamp).as_str())
+        );
+        // Neither the row nor the review offers a decision, with the same sentence.
+        let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+            .await
+            .unwrap();
+        for actions in [&item.actions, &detail.item.summary.actions] {
+            for action in [Action::Approve, Action::Reject] {
+                let state = actions.iter().find(|a| a.action == action).unwrap();
+                assert!(!state.allowed, "{state:?}");
+                assert_eq!(
+                    state.why_not.as_deref(),
+                    Some(stamp_conflict_reason(&stamp).as_str())
+                );
+            }
+        }
+        // The owner's view, bound to the first text under that stamp, can decide nothing.
+        for refusal in [
+            decide::approve(
+                &env.store,
+                &seen,
+                UndoWindow::None,
+                ACTOR,
+                countersign_core::decide::Confirmation::None,
+            )
+            .await
+            .unwrap_err(),
+            decide::reject(&env.store, &seen, "Tone is off", ACTOR)
+                .await
+                .unwrap_err(),
+        ] {
+            assert!(
+                refusal
+                    .to_string()
+                    .contains("changed without a new version stamp"),
+                "{refusal}"
+            );
+        }
+        assert!(env
+            .store
+            .list_decisions(DecisionFilter::All)
+            .await
+            .unwrap()
+            .is_empty());
+        let audit = env.store.audit_for_item(item.id).await.unwrap();
+        let conflicts: Vec<_> = audit
+            .iter()
+            .filter(|e| e.line.action == "stamp conflict")
+            .collect();
+        assert_eq!(conflicts.len(), 1, "{audit:?}");
+        assert_eq!(conflicts[0].line.version.as_deref(), Some(stamp.as_str()));
+        // Synced again, nothing new: audited once.
+        resync(&env, &account).await;
+        let audit = env.store.audit_for_item(item.id).await.unwrap();
+        assert_eq!(
+            audit
+                .iter()
+                .filter(|e| e.line.action == "stamp conflict")
+                .count(),
+            1
+        );
+        assert_eq!(env.muster.draft(&draft).unwrap()["state"], "pending");
+    }
+
+    #[tokio::test]
+    async fn a_queued_approval_whose_stamp_comes_back_with_other_text_never_reaches_muster() {
+        let env = Env::new().await;
+        let (account, draft) = crate::support::muster_reply(&env, false).await;
+        let item = item_for(&env, &draft).await;
+        let decision = approve_now(&env, item.id).await;
+
+        env.muster
+            .rewrite_text_keeping_stamp(&draft, "Something else entirely.")
+            .unwrap();
+        resync(&env, &account).await;
+        let decision = env.store.get_decision(decision.id).await.unwrap();
+        assert_eq!(decision.state, DecisionState::Conflict);
+        env.dispatcher().await.run_once().await.unwrap();
+        let decides = env
+            .muster
+            .requests()
+            .iter()
+            .filter(|r| r.method == "POST" && r.path.ends_with("/decide"))
+            .count();
+        assert_eq!(decides, 0);
+        assert_eq!(env.muster.draft(&draft).unwrap()["state"], "pending");
+        assert_eq!(item_for(&env, &draft).await.state, ItemState::Conflict);
+    }
+
+    #[tokio::test]
+    async fn a_new_stamp_after_the_conflict_can_be_decided_again() {
+        let env = Env::new().await;
+        let (account, draft) = crate::support::muster_reply(&env, true).await;
+        env.muster
+            .rewrite_text_keeping_stamp(&draft, "Other words.")
+            .unwrap();
+        resync(&env, &account).await;
+        assert_eq!(item_for(&env, &draft).await.state, ItemState::Conflict);
+        // The plugin's check bumps the stamp: a version that names one text again.
+        env.muster
+            .record_check(&draft, CheckVerdict::Sendable, None)
+            .unwrap();
+        resync(&env, &account).await;
+        let item = item_for(&env, &draft).await;
+        let decision = approve_now(&env, item.id).await;
+        assert_eq!(
+            decision.version,
+            env.muster.draft(&draft).unwrap()["updatedAt"]
+        );
+    }
+}

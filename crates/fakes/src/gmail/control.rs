@@ -69,6 +69,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route("/_control/drafts/{id}/send", post(send_in_gmail))
         .route(
+            "/_control/drafts/{id}/agent-update-after-next-update",
+            post(agent_update_after_next_update),
+        )
+        .route(
             "/_control/quota",
             change(|s, body: QuotaBody| s.set_quota(body.units_per_minute)),
         )
@@ -126,6 +130,24 @@ fn not_found() -> Response {
         Json(json!({"error": "no such draft"})),
     )
         .into_response()
+}
+
+/// The agent updates the draft to this message right after the next `drafts.update` of it.
+async fn agent_update_after_next_update(
+    State(sh): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Json(body): Json<RawBody>,
+) -> Response {
+    let raw = match body.bytes() {
+        Ok(r) => r,
+        Err(e) => return bad(e),
+    };
+    let mut s = sh.lock();
+    if !s.drafts.contains_key(&id) {
+        return not_found();
+    }
+    s.agent_update_after_update.insert(id, raw);
+    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn file_draft(State(sh): State<Arc<Shared>>, Json(body): Json<RawBody>) -> Response {

@@ -297,6 +297,16 @@ impl FakeGmail {
             .update_draft(id, raw.to_vec(), thread_id.map(str::to_owned))
     }
 
+    /// The agent updates draft `id` to `raw` right after the next `drafts.update` of it commits,
+    /// before the caller can read it back: real Gmail serves concurrent writers this way (an
+    /// update has no precondition, and the agent's client may write at any moment).
+    pub fn agent_updates_after_next_update(&self, id: &str, raw: &[u8]) {
+        self.shared
+            .lock()
+            .agent_update_after_update
+            .insert(id.to_owned(), raw.to_vec());
+    }
+
     /// Delete a draft; whether it existed.
     pub fn delete_draft(&self, id: &str) -> bool {
         self.shared.delete_draft(id)

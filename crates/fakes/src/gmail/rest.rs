@@ -378,7 +378,7 @@ async fn drafts_update(call: Call, body: Bytes) -> Response {
             return Err(ApiError::payload_too_large(s.json_body_limit));
         }
         let (raw, thread) = draft_message(&body)?;
-        let m = s.update_draft(&call.id, raw, thread)?;
+        let m = s.update_draft_by_api(&call.id, raw, thread)?;
         Ok(draft_resource(&call.id, &m))
     })
     .await
@@ -428,7 +428,7 @@ async fn drafts_update_upload(call: Call, headers: axum::http::HeaderMap, body: 
     call.run(&scopes::DRAFTS_UPDATE, |s, req| {
         let (draft, media) = upload_parts(req, &headers, &body)?;
         let thread = draft.message.and_then(|m| m.thread_id);
-        let m = s.update_draft(&call.id, media, thread)?;
+        let m = s.update_draft_by_api(&call.id, media, thread)?;
         Ok(draft_resource(&call.id, &m))
     })
     .await

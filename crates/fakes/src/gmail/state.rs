@@ -195,6 +195,9 @@ pub struct State {
     pub log: Vec<LoggedRequest>,
     /// Largest JSON request body accepted (Google: about 5 MB); larger ones answer 413.
     pub json_body_limit: usize,
+    /// An agent's update waiting for the next `drafts.update` of that draft (by id): applied
+    /// right after it commits, before anyone reads the draft back.
+    pub agent_update_after_update: HashMap<String, Vec<u8>>,
 }
 
 impl State {
@@ -213,6 +216,7 @@ impl State {
             codes: HashMap::new(),
             consented_before: false,
             json_body_limit: super::DEFAULT_JSON_BODY_LIMIT,
+            agent_update_after_update: HashMap::new(),
             access_tokens: HashMap::new(),
             refresh_tokens: HashMap::new(),
             refresh_token_lifetime: None,
@@ -363,6 +367,21 @@ impl State {
             d.message_id = message.id.clone();
         }
         Ok(message)
+    }
+
+    /// `drafts.update` as the API does it: the update, then the agent's update armed for this
+    /// draft (if any), which lands before any later request. The answer names the first.
+    pub fn update_draft_by_api(
+        &mut self,
+        draft_id: &str,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+    ) -> Result<StoredMessage, ApiError> {
+        let updated = self.update_draft(draft_id, raw, thread_id)?;
+        if let Some(agents) = self.agent_update_after_update.remove(draft_id) {
+            self.update_draft(draft_id, agents, None)?;
+        }
+        Ok(updated)
     }
 
     /// Delete a draft and its message.

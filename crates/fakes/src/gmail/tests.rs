@@ -729,3 +729,59 @@ async fn threads_get_lists_a_threads_messages_oldest_first_and_refuses_raw() {
     assert_eq!(status, 404);
     assert_eq!(fake.request_count("threads.get"), 3);
 }
+
+#[tokio::test]
+async fn an_agent_update_armed_for_the_next_drafts_update_lands_right_after_it() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let filed = fake.file_draft(&raw("<v1@x>"), None);
+    let armed = http()
+        .post(format!(
+            "{}/_control/drafts/{}/agent-update-after-next-update",
+            fake.base_url(),
+            filed.id
+        ))
+        .json(&json!({"rawText": String::from_utf8(raw("<agent@x>")).unwrap()}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(armed.status(), 204);
+
+    let response = http()
+        .put(format!("{}/drafts/{}", fake.api_base(), filed.id))
+        .bearer_auth(&tokens.access_token)
+        .json(&json!({"message": {"raw": super::rest::encode_raw(&raw("<owner@x>"))}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let updated: Value = response.json().await.unwrap();
+    // The update is answered with its own message; the draft already holds the agent's.
+    let (_, now) = get(
+        &fake,
+        &tokens.access_token,
+        &format!("/drafts/{}?format=minimal", filed.id),
+    )
+    .await;
+    assert_ne!(now["message"]["id"], updated["message"]["id"]);
+    assert!(fake.draft_raw(&filed.id).unwrap() == raw("<agent@x>"));
+
+    // Armed once: the next update stays.
+    let again: Value = http()
+        .put(format!("{}/drafts/{}", fake.api_base(), filed.id))
+        .bearer_auth(&tokens.access_token)
+        .json(&json!({"message": {"raw": super::rest::encode_raw(&raw("<owner2@x>"))}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (_, now) = get(
+        &fake,
+        &tokens.access_token,
+        &format!("/drafts/{}?format=minimal", filed.id),
+    )
+    .await;
+    assert_eq!(now["message"]["id"], again["message"]["id"]);
+}

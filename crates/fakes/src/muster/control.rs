@@ -9,6 +9,7 @@
 //! | `POST /_control/routes/{id}/drafts` | `{"text"}` | the session files a draft (or redraft) on the route: `{"draft"}` |
 //! | `POST /_control/routes/{id}/timeout` | — | the route times out |
 //! | `POST /_control/drafts/{id}/check` | `{"verdict": "sendable"\|"refused", "detail"}` | the plugin's check verdict |
+//! | `POST /_control/drafts/{id}/same-stamp-text` | `{"text"}` | a fault: the draft's text changes, its `updatedAt` does not |
 //! | `POST /_control/drafts/{id}/claim` | — | the plugin claims an approved draft |
 //! | `POST /_control/drafts/{id}/result` | `{"ok": bool, "detail"}` | the plugin reports its send |
 //! | `POST /_control/messages/{id}/chief-draft` | `{"text"}` | the chief files a reply itself (no route): `{"draft"}` |
@@ -50,6 +51,10 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/_control/routes/{id}/drafts", draft_route(file_draft))
         .route("/_control/routes/{id}/timeout", post(time_out_route))
         .route("/_control/drafts/{id}/check", draft_route(record_check))
+        .route(
+            "/_control/drafts/{id}/same-stamp-text",
+            draft_route(rewrite_text_keeping_stamp),
+        )
         .route("/_control/drafts/{id}/claim", post(claim))
         .route("/_control/drafts/{id}/result", draft_route(report_result))
         .route("/_control/sessions/expire", post(expire_sessions))
@@ -146,6 +151,11 @@ struct NewDraft {
 fn file_draft(store: &mut Store, route: &str, body: NewDraft) -> ApiResult<Value> {
     let id = store.file_draft(route, &body.text)?;
     store.get_draft(&id)
+}
+
+fn rewrite_text_keeping_stamp(store: &mut Store, id: &str, body: NewDraft) -> ApiResult<Value> {
+    store.rewrite_text_keeping_stamp(id, &body.text)?;
+    store.get_draft(id)
 }
 
 async fn time_out_route(State(shared): State<Arc<Shared>>, Path(route): Path<String>) -> Response {

@@ -194,6 +194,14 @@ impl FakeMuster {
         self.shared.store().file_draft(route_id, text)
     }
 
+    /// A fault: the draft's text changes without a new `updatedAt` (muster's version stamp),
+    /// as a muster whose stamps are coarser than its writes would serve it.
+    pub fn rewrite_text_keeping_stamp(&self, draft_id: &str, text: &str) -> Result<(), ApiError> {
+        self.shared
+            .store()
+            .rewrite_text_keeping_stamp(draft_id, text)
+    }
+
     /// The chief files a reply to `message_id` itself (muster's `reply_draft`): a draft with no
     /// route. Returns the draft id.
     pub fn file_chief_draft(&self, message_id: &str, text: &str) -> Result<String, ApiError> {

@@ -18,7 +18,8 @@ allowed: boolean,
  */
 whyNot: string | null, 
 /**
- * When allowed only for a while (undo): the instant it closes; a screen that keeps the
- * item open greys the action out then without asking again.
+ * When allowed only until a known instant: then it closes by itself, and a screen that
+ * keeps the item open greys the action out without asking again. No action has one today
+ * (undo stays open until the dispatcher claims the decision, which is announced).
  */
 until: string | null, };

@@ -4,6 +4,26 @@
 use super::*;
 
 impl Store {
+    /// A fault: the draft's text changes but its `updatedAt` stays the same — what a muster
+    /// whose stamps are coarser than its writes (two writes in one tick) or a write path that
+    /// forgets to bump the stamp would serve. Only a pending draft (the agent's to change).
+    pub(crate) fn rewrite_text_keeping_stamp(
+        &mut self,
+        draft_id: &str,
+        text: &str,
+    ) -> ApiResult<()> {
+        let id = self.find_draft(draft_id)?.id;
+        let draft = self.drafts.get_mut(&id).expect("found above");
+        if draft.state != "pending" {
+            return Err(ApiError::new(
+                409,
+                format!("draft {id} is {}, not pending", draft.state),
+            ));
+        }
+        draft.text = text.to_owned();
+        Ok(())
+    }
+
     pub(crate) fn create_plugin(&mut self, name: &str, draft_checks: bool) -> ApiResult<()> {
         if name.trim().is_empty() {
             return Err(ApiError::new(400, "a plugin needs a name"));

@@ -154,3 +154,24 @@ fn a_cookie_is_checked_by_its_signature_and_survives_a_restart() {
     s.expire_sessions();
     assert!(!s.is_signed_in(&cookie));
 }
+
+#[test]
+fn the_same_stamp_fault_changes_a_pending_drafts_text_only_and_a_decided_one_not_at_all() {
+    let mut s = store();
+    let r = relayed(&mut s, false);
+    let id = s.file_draft(&r.route_id, "first").unwrap();
+    let before = s.get_draft(&id).unwrap();
+    s.rewrite_text_keeping_stamp(&id, "second").unwrap();
+    let after = s.get_draft(&id).unwrap();
+    assert_eq!(after["text"], "second");
+    assert_eq!(after["updatedAt"], before["updatedAt"]);
+    // muster's decide matches the stamp only: it takes the decision on the new text.
+    approve(&mut s, &id);
+    assert_eq!(s.get_draft(&id).unwrap()["state"], "approved");
+    assert_eq!(
+        s.rewrite_text_keeping_stamp(&id, "third")
+            .unwrap_err()
+            .status,
+        409
+    );
+}

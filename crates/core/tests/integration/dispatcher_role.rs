@@ -1,0 +1,98 @@
+//! The app's dispatcher role: when another Countersign process (the CLI's `dispatch`) holds
+//! the data directory's dispatcher lock at the app's start, the app keeps trying and takes over
+//! as soon as it is let go, says so, and sends what waited exactly once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use countersign_core::app::{AppEvent, AppOptions, ChangeCause, RunningApp};
+use countersign_core::ItemState;
+use tokio::sync::mpsc;
+
+use crate::support::*;
+
+/// The next event `wanted` accepts, or a failure after `limit`.
+async fn heard(
+    events: &mut mpsc::UnboundedReceiver<AppEvent>,
+    what: &str,
+    wanted: impl Fn(&AppEvent) -> bool,
+) {
+    let limit = Duration::from_secs(20);
+    tokio::time::timeout(limit, async {
+        while let Some(event) = events.recv().await {
+            if wanted(&event) {
+                return;
+            }
+        }
+        panic!("{what}: the app stopped talking");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what}: not heard within {limit:?}"));
+}
+
+#[tokio::test]
+async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets_go_and_sends_once()
+{
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let draft = env.gmail.file_draft(&reply(1, "It is 40 EUR."), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let mut settings = env.store.settings().await.unwrap();
+    settings.undo_window_secs = 0;
+    env.store.save_settings(&settings).await.unwrap();
+
+    // Another holder of the lock (as `countersign dispatch` would be): a second open of the
+    // lock file, which flock(2) treats as another owner even in this process.
+    let other = env.dispatcher().await;
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            dispatch: quick_dispatch(),
+            dispatch_tick: Duration::from_millis(20),
+            ..AppOptions::default()
+        },
+        Arc::new(move |event| {
+            let _ = tx.send(event);
+        }),
+    )
+    .await
+    .unwrap();
+    assert!(!app.is_dispatcher(), "the other process holds the role");
+
+    let shown = shown(&env, item.id).await;
+    app.approve(
+        &shown,
+        "owner via test",
+        countersign_core::decide::Confirmation::None,
+    )
+    .await
+    .unwrap();
+    // While the other holds the lock and does not dispatch, the approval waits.
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Queued);
+    assert_eq!(env.gmail.request_count("drafts.send"), 0);
+
+    drop(other);
+    heard(&mut events, "the app becomes the dispatcher", |event| {
+        matches!(event, AppEvent::DispatcherRole { dispatcher: true })
+    })
+    .await;
+    assert!(app.is_dispatcher());
+    heard(&mut events, "the approval is sent", |event| match event {
+        AppEvent::ItemsChanged(changed) => {
+            changed.cause == ChangeCause::Dispatched
+                && changed
+                    .items
+                    .iter()
+                    .any(|row| row.id == item.id && row.state == ItemState::Sent)
+        }
+        _ => false,
+    })
+    .await;
+    assert_eq!(env.gmail.request_count("drafts.send"), 1);
+    assert_eq!(env.gmail.sent_messages().len(), 1);
+    app.stop();
+}

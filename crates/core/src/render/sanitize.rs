@@ -333,6 +333,55 @@ pub fn content_security_policy(allow_remote_content: bool) -> String {
     )
 }
 
+/// How deep the HTML parsers of browsers and mail programs nest elements: WebKit and Blink
+/// rebuild anything deeper as siblings (`kMaximumHTMLParserDOMTreeDepth = 512` in Blink's
+/// html_construction_site.h; WebKit's HTMLConstructionSite has the same limit), so a deeper
+/// body is not shown the way its source says — by the review's frame either.
+pub const MAX_RENDERED_DEPTH: usize = 512;
+
+/// The deepest element nesting of a sanitized fragment. The serializer that wrote it closes
+/// every element that is not void, quotes every attribute value with `"` and escapes `<` in
+/// text, so counting tags is exact here (it would not be on a draft's own HTML).
+pub fn nesting_depth(fragment: &str) -> usize {
+    const VOID: [&str; 18] = [
+        "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input",
+        "keygen", "link", "meta", "param", "source", "track", "wbr",
+    ];
+    let bytes = fragment.as_bytes();
+    let (mut depth, mut deepest, mut at) = (0usize, 0usize, 0usize);
+    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
+        let start = at + offset + 1;
+        let closing = bytes.get(start) == Some(&b'/');
+        let name_start = if closing { start + 1 } else { start };
+        let name_len = bytes[name_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        let name = fragment[name_start..name_start + name_len].to_ascii_lowercase();
+        // The end of the tag: the first `>` outside a quoted attribute value.
+        let mut quoted = false;
+        let mut end = name_start + name_len;
+        while let Some(&b) = bytes.get(end) {
+            match b {
+                b'"' => quoted = !quoted,
+                b'>' if !quoted => break,
+                _ => {}
+            }
+            end += 1;
+        }
+        if name_len > 0 {
+            if closing {
+                depth = depth.saturating_sub(1);
+            } else if !VOID.contains(&name.as_str()) && bytes.get(end - 1) != Some(&b'/') {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+        }
+        at = (end + 1).min(bytes.len());
+    }
+    deepest
+}
+
 /// Wraps a sanitized fragment in the complete document given to `<iframe sandbox srcdoc>`.
 pub fn wrap_document(fragment: &str, allow_remote_content: bool) -> String {
     format!(
@@ -353,6 +402,18 @@ mod tests {
 
     fn clean(html: &str) -> Sanitized {
         sanitize_html(html, HashMap::new(), false)
+    }
+
+    #[test]
+    fn nesting_depth_counts_open_elements_not_void_ones_or_quoted_brackets() {
+        assert_eq!(nesting_depth(""), 0);
+        assert_eq!(nesting_depth("<p>a<br>b<img src=\"x\"></p>"), 1);
+        assert_eq!(
+            nesting_depth("<div><div title=\"a > b <c>\"><b>x</b></div></div><p>y</p>"),
+            3
+        );
+        let deep = format!("{}x{}", "<div>".repeat(600), "</div>".repeat(600));
+        assert_eq!(nesting_depth(&clean(&deep).fragment), 600);
     }
 
     #[test]

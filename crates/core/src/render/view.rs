@@ -141,6 +141,9 @@ pub enum WarningKind {
     /// The message breaks the format in a way mail programs read differently; what the review
     /// shows may differ from what the recipient sees.
     Malformed,
+    /// The HTML nests elements deeper than browsers and mail programs render as written; the
+    /// review shows its text instead.
+    DeeplyNested,
 }
 
 impl WarningKind {
@@ -154,7 +157,8 @@ impl WarningKind {
             | WarningKind::MissingBoundary
             | WarningKind::TruncatedPart
             | WarningKind::UnparseableStructure
-            | WarningKind::Malformed => true,
+            | WarningKind::Malformed
+            | WarningKind::DeeplyNested => true,
             WarningKind::BrokenCharset
             | WarningKind::UnknownCharset
             | WarningKind::InvalidDate

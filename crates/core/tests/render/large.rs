@@ -75,3 +75,43 @@ fn a_5000_part_message_renders_every_part() {
         "every attachment part is listed"
     );
 }
+
+#[test]
+fn a_body_nested_too_deep_to_render_is_shown_as_its_text_with_a_structural_warning() {
+    // Hundreds of KB of nested tags: deeper than any browser's parser keeps as written.
+    let depth = 40_000;
+    let html = format!(
+        "{}Transfer the deposit today.{}",
+        "<div><span>".repeat(depth / 2),
+        "</span></div>".repeat(depth / 2)
+    );
+    assert!(html.len() > 400_000);
+    let raw = format!(
+        "From: owen@example.com\r\nTo: ana@example.com\r\nSubject: nested\r\n\
+         MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{html}\r\n"
+    );
+    let view = render_message(raw.as_bytes(), &RenderOptions::default());
+    let warning = view
+        .warnings
+        .iter()
+        .find(|w| w.kind == countersign_core::render::WarningKind::DeeplyNested)
+        .unwrap_or_else(|| panic!("no warning: {:?}", view.warnings));
+    assert!(warning.kind.is_structural());
+    assert!(warning.message.contains("40000 levels"), "{}", warning.message);
+    // Never a blank page: the words are in what the frame shows, and in the text.
+    assert!(view.html_body.contains("Transfer the deposit today."));
+    assert!(view.html_body.len() < 10_000, "the nesting itself is not shown");
+    assert!(view.text_body.contains("Transfer the deposit today."));
+}
+
+#[test]
+fn an_ordinarily_nested_body_is_shown_as_it_is() {
+    let html = format!("{}Hello.{}", "<div>".repeat(60), "</div>".repeat(60));
+    let raw = format!(
+        "From: owen@example.com\r\nTo: ana@example.com\r\nSubject: nested\r\n\
+         MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{html}\r\n"
+    );
+    let view = render_message(raw.as_bytes(), &RenderOptions::default());
+    assert_eq!(view.warnings, vec![]);
+    assert!(view.html_body.contains(&"<div>".repeat(60)));
+}

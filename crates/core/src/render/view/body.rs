@@ -165,6 +165,8 @@ pub(super) fn read_bodies(
     let text_source = texts.join("\n\n").replace("\r\n", "\n");
 
     let fragment;
+    // What the frame shows when it cannot be the fragment itself (nested too deep to render).
+    let mut shown = None;
     let mut used_cids = HashSet::new();
     if !html_source.is_empty() {
         let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
@@ -182,6 +184,19 @@ pub(super) fn read_bodies(
             });
         }
         fragment = clean.fragment;
+        let depth = sanitize::nesting_depth(&fragment);
+        if depth > sanitize::MAX_RENDERED_DEPTH {
+            view.warnings.push(Warning {
+                kind: WarningKind::DeeplyNested,
+                message: format!(
+                    "The HTML body nests its elements {depth} levels deep; browsers and mail \
+                     programs rebuild anything deeper than {} levels their own way, so what \
+                     the recipient sees cannot be known. Its text is shown here instead.",
+                    sanitize::MAX_RENDERED_DEPTH
+                ),
+            });
+            shown = Some(text::text_to_html(&text::html_to_text(&fragment)));
+        }
     } else if !text_source.is_empty() {
         fragment = text::text_to_html(&text_source);
         view.html_derived = true;
@@ -195,6 +210,9 @@ pub(super) fn read_bodies(
         view.text_derived = true;
     }
     view.links = text::extract_links(&fragment);
-    view.html_body = sanitize::wrap_document(&fragment, options.allow_remote_content);
+    view.html_body = sanitize::wrap_document(
+        shown.as_deref().unwrap_or(&fragment),
+        options.allow_remote_content,
+    );
     used_cids
 }

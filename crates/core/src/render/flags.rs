@@ -37,6 +37,11 @@ pub enum FlagKind {
     OverSizeLimit,
     /// A header allowed once occurs more than once: mail programs disagree on which one counts.
     DuplicateHeader,
+    /// The HTML holds text that recipients' mail programs do not display (or that the review
+    /// shows but they hide).
+    HiddenText,
+    /// The plain-text and HTML alternatives say different things.
+    AlternativesDiffer,
 }
 
 /// One safety flag.
@@ -272,6 +277,9 @@ pub(crate) fn compute(
             recipients: Vec::new(),
         });
     }
+
+    out.extend(super::hidden::flag(&view.hidden_text));
+    out.extend(view.alternatives_differ.as_ref().map(super::alternatives::flag));
 
     if view.raw_size > GMAIL_MAX_MESSAGE_BYTES {
         out.push(Flag {

@@ -169,8 +169,14 @@ mod tests {
             "Please pay the invoice to account 111 by Friday. Thanks",
         )
         .expect("differs");
-        assert_eq!(d.text_passage, "\u{2026} the invoice to account 222 by Friday Thanks");
-        assert_eq!(d.html_passage, "\u{2026} the invoice to account 111 by Friday Thanks");
+        assert_eq!(
+            d.text_passage,
+            "\u{2026} the invoice to account 222 by Friday Thanks"
+        );
+        assert_eq!(
+            d.html_passage,
+            "\u{2026} the invoice to account 111 by Friday Thanks"
+        );
     }
 
     #[test]

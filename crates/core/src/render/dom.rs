@@ -263,8 +263,9 @@ impl TreeSink for Builder {
     }
 
     fn add_attrs_if_missing(&self, target: &Handle, attrs: Vec<Attribute>) {
-        if let NodeData::Element { attrs: existing, .. } =
-            &mut self.nodes.borrow_mut()[target.id].data
+        if let NodeData::Element {
+            attrs: existing, ..
+        } = &mut self.nodes.borrow_mut()[target.id].data
         {
             for a in attrs {
                 if !existing.iter().any(|e| e.name == a.name) {

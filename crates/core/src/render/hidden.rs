@@ -54,7 +54,13 @@ pub(crate) fn read_html(html: &str) -> HtmlReading {
 /// The `hidden_text` flag for these passages, if any.
 pub(crate) fn flag(passages: &[HiddenPassage]) -> Option<Flag> {
     let first = passages.first()?;
-    let quoted = |p: &HiddenPassage| format!("\u{201c}{}\u{201d} ({})", excerpt(&p.text, 120), p.technique);
+    let quoted = |p: &HiddenPassage| {
+        format!(
+            "\u{201c}{}\u{201d} ({})",
+            excerpt(&p.text, 120),
+            p.technique
+        )
+    };
     let unseen: Vec<String> = passages
         .iter()
         .filter(|p| !p.shown_in_review)
@@ -293,10 +299,7 @@ impl<'d> Reader<'d> {
                             self.list_number(id);
                         }
                         frames.truncate(parent_frame + 1);
-                        frames.push(Frame {
-                            recipient,
-                            review,
-                        });
+                        frames.push(Frame { recipient, review });
                         let me = frames.len() - 1;
                         stack.push(Step::Leave(block));
                         stack.extend(
@@ -443,7 +446,11 @@ impl<'d> Reader<'d> {
                 style.background = Some((c, Origin::Attribute));
             }
         }
-        if self.dom.attr(id, "background").is_some_and(|b| !b.trim().is_empty()) {
+        if self
+            .dom
+            .attr(id, "background")
+            .is_some_and(|b| !b.trim().is_empty())
+        {
             style.background_image = true;
         }
         for property in ["background", "background-color"] {
@@ -478,16 +485,21 @@ impl<'d> Reader<'d> {
     }
 
     /// How element `id` itself hides its content in `world`, if it does.
-    fn hides(&self, id: NodeId, world: World, declared: &[(Declaration, Origin)]) -> Option<String> {
+    fn hides(
+        &self,
+        id: NodeId,
+        world: World,
+        declared: &[(Declaration, Origin)],
+    ) -> Option<String> {
         let value = |property: &str| {
             find(declared, property).map(|(d, o)| (d.value.to_ascii_lowercase(), o))
         };
-        if world == World::Recipient {
-            if self.dom.attr(id, "hidden").is_some()
-                && !value("display").is_some_and(|(v, _)| v != "none")
-            {
-                return Some("hidden attribute".into());
-            }
+        // A `display` set by CSS overrides the attribute, as in browsers.
+        if world == World::Recipient
+            && self.dom.attr(id, "hidden").is_some()
+            && value("display").is_none_or(|(v, _)| v.trim() == "none")
+        {
+            return Some("hidden attribute".into());
         }
         if let Some((v, o)) = value("display") {
             if v.trim() == "none" {
@@ -530,8 +542,8 @@ impl<'d> Reader<'d> {
                 }
             }
         }
-        let positioned = value("position")
-            .is_some_and(|(v, _)| matches!(v.trim(), "absolute" | "fixed"));
+        let positioned =
+            value("position").is_some_and(|(v, _)| matches!(v.trim(), "absolute" | "fixed"));
         if positioned {
             for property in ["left", "top", "right"] {
                 if let Some((v, o)) = value(property) {
@@ -573,8 +585,7 @@ impl<'d> Reader<'d> {
     /// The declarations that win for element `id` in `world`, one per property.
     fn declarations(&self, id: NodeId, tag: &str, world: World) -> Vec<(Declaration, Origin)> {
         // (important, inline, specificity, order) decides, as in the CSS cascade.
-        let mut candidates: Vec<((bool, bool, (usize, usize, usize), usize), Declaration, Origin)> =
-            Vec::new();
+        let mut candidates: Vec<(Precedence, Declaration, Origin)> = Vec::new();
         let mut order = 0;
         if world == World::Recipient && !self.rules.is_empty() {
             let element_id = self.dom.attr(id, "id");
@@ -616,7 +627,7 @@ impl<'d> Reader<'d> {
                 candidates.push(((d.important, true, (0, 0, 0), order), d, Origin::Inline));
             }
         }
-        candidates.sort_by(|a, b| b.0.cmp(&a.0));
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
         let mut winners: Vec<(Declaration, Origin)> = Vec::new();
         for (_, d, o) in candidates {
             if !winners.iter().any(|(w, _)| w.property == d.property) {
@@ -675,9 +686,16 @@ fn text_hiding(style: &Inherited) -> Option<String> {
     None
 }
 
-fn find<'a>(declared: &'a [(Declaration, Origin)], property: &str) -> Option<&'a (Declaration, Origin)> {
+fn find<'a>(
+    declared: &'a [(Declaration, Origin)],
+    property: &str,
+) -> Option<&'a (Declaration, Origin)> {
     declared.iter().find(|(d, _)| d.property == property)
 }
+
+/// Where a declaration stands in the cascade: `!important`, inline, selector specificity,
+/// then document order; the greatest wins.
+type Precedence = (bool, bool, (usize, usize, usize), usize);
 
 /// Names a technique after where its declaration came from.
 fn named(technique: &str, origin: &Origin) -> String {
@@ -755,7 +773,10 @@ mod tests {
     #[test]
     fn an_inline_rule_beats_a_style_rule_unless_the_rule_is_important() {
         let css = "<style>.x{display:none}</style>";
-        assert!(hidden(&format!("{css}<p>a</p><p class=x style=\"display:block\">b</p>")).is_empty());
+        assert!(hidden(&format!(
+            "{css}<p>a</p><p class=x style=\"display:block\">b</p>"
+        ))
+        .is_empty());
         assert_eq!(
             hidden("<style>.x{display:none!important}</style><p>a</p><p class=x style=\"display:block\">b</p>"),
             [("b".to_owned(), true)]
@@ -772,7 +793,10 @@ mod tests {
 
     #[test]
     fn dark_text_on_a_dark_background_is_readable_when_it_contrasts() {
-        assert!(hidden("<div style=\"background:#000\"><p style=\"color:#fff\">readable</p></div>").is_empty());
+        assert!(hidden(
+            "<div style=\"background:#000\"><p style=\"color:#fff\">readable</p></div>"
+        )
+        .is_empty());
         assert_eq!(
             hidden("<div style=\"background:#000\"><p style=\"color:#010101\">dark</p></div>"),
             [("dark".to_owned(), false)]
@@ -789,7 +813,8 @@ mod tests {
 
     #[test]
     fn a_deeply_nested_body_is_read_without_overflowing_the_stack() {
-        let html = "<div>".repeat(10_000) + "<p>x</p><span style=\"display:none\">deep secret</span>";
+        let html =
+            "<div>".repeat(10_000) + "<p>x</p><span style=\"display:none\">deep secret</span>";
         assert_eq!(hidden(&html), [("deep secret".to_owned(), false)]);
     }
 

@@ -77,7 +77,10 @@ fn ordinary_corpus_drafts_raise_no_hidden_text_and_no_alternatives_differ() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(ordinary >= 50, "only {ordinary} ordinary drafts were checked");
+    assert!(
+        ordinary >= 50,
+        "only {ordinary} ordinary drafts were checked"
+    );
 }
 
 #[test]
@@ -86,11 +89,11 @@ fn a_text_part_naming_another_account_is_flagged_with_the_passage() {
     let difference = view.alternatives_differ.as_ref().expect("differs");
     assert_eq!(
         difference.text_passage,
-        "\u{2026} to our account 222 by Friday Thanks Owen"
+        "\u{2026} 2026-118 to our account 222 by Friday Thanks Owen"
     );
     assert_eq!(
         difference.html_passage,
-        "\u{2026} to our account 111 by Friday Thanks Owen"
+        "\u{2026} 2026-118 to our account 111 by Friday Thanks Owen"
     );
     let flag = view
         .flags
@@ -106,9 +109,15 @@ fn a_text_part_naming_another_account_is_flagged_with_the_passage() {
 
 #[test]
 fn gmail_and_outlook_idioms_with_the_same_words_do_not_differ() {
-    for name in ["alternatives/gmail-reply.eml", "alternatives/outlook-reply.eml"] {
+    for name in [
+        "alternatives/gmail-reply.eml",
+        "alternatives/outlook-reply.eml",
+    ] {
         let view = render(name);
-        assert!(!view.text_derived && !view.html_derived, "{name} has both parts");
+        assert!(
+            !view.text_derived && !view.html_derived,
+            "{name} has both parts"
+        );
         assert_eq!(view.alternatives_differ, None, "{name}");
         assert!(!has_flag(&view, FlagKind::AlternativesDiffer), "{name}");
     }
@@ -123,15 +132,22 @@ fn one_changed_word_in_the_gmail_reply_is_a_difference() {
     assert_ne!(raw, changed, "the fixture holds the phrase");
     let view = render_message(changed.as_bytes(), &RenderOptions::default());
     let difference = view.alternatives_differ.expect("differs");
-    assert!(difference.text_passage.contains("next week"), "{difference:?}");
-    assert!(difference.html_passage.contains("next month"), "{difference:?}");
+    assert!(
+        difference.text_passage.contains("next week"),
+        "{difference:?}"
+    );
+    assert!(
+        difference.html_passage.contains("next month"),
+        "{difference:?}"
+    );
 }
 
 #[test]
 fn text_hidden_in_the_html_is_not_part_of_what_recipients_see() {
     // The HTML carries the text part's words plus hidden ones: the visible text still agrees,
     // and the hidden words are reported as hidden text instead.
-    let raw = "From: owen@example.com\r\nTo: ana@example.com\r\nSubject: x\r\nMIME-Version: 1.0\r\n\
+    let raw =
+        "From: owen@example.com\r\nTo: ana@example.com\r\nSubject: x\r\nMIME-Version: 1.0\r\n\
         Content-Type: multipart/alternative; boundary=\"b\"\r\n\r\n\
         --b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nSee you on Monday.\r\n\
         --b\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>See you on Monday.</p>\

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use countersign_core::render::{render_message, FlagKind, RenderOptions, ReviewView};
 
-use crate::support::{fixtures, html_draft};
+use crate::support::{body_of, fixtures, html_draft};
 
 struct Expected {
     text: String,
@@ -64,7 +64,13 @@ fn every_hiding_technique_is_found_with_its_exact_words() {
             .iter()
             .map(|p| (p.text.as_str(), p.technique.as_str(), p.shown_in_review))
             .collect();
-        if found != [(want.text.as_str(), want.technique.as_str(), want.shown_in_review)] {
+        if found
+            != [(
+                want.text.as_str(),
+                want.technique.as_str(),
+                want.shown_in_review,
+            )]
+        {
             failures.push(format!(
                 "{name}: expected [({:?}, {:?}, {})], found {found:?}",
                 want.text, want.technique, want.shown_in_review
@@ -133,12 +139,14 @@ fn the_flag_says_who_sees_the_words_in_each_direction() {
         flag.explanation
     );
     assert!(
-        flag.explanation.contains("\u{201c}hidden from you too\u{201d} (display:none)")
+        flag.explanation
+            .contains("\u{201c}hidden from you too\u{201d} (display:none)")
             && flag.explanation.contains("but you don't see it here"),
         "{}",
         flag.explanation
     );
-    // The review really shows the class-hidden words and not the inline-hidden ones.
-    assert!(view.html_body.contains("shown to you only"));
-    assert!(!view.html_body.contains("<style>"));
+    // The review's body really carries the class-hidden words without the rule hiding them.
+    let body = body_of(&view.html_body);
+    assert!(body.contains("shown to you only"), "{body}");
+    assert!(!body.contains("<style") && !body.contains(".x{"), "{body}");
 }

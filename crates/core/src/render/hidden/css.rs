@@ -37,7 +37,9 @@ impl Selector {
 
     /// Whether an element with this tag, id and class list matches.
     pub fn matches(&self, tag: &str, id: Option<&str>, classes: &[&str]) -> bool {
-        self.tag.as_deref().is_none_or(|t| t.eq_ignore_ascii_case(tag))
+        self.tag
+            .as_deref()
+            .is_none_or(|t| t.eq_ignore_ascii_case(tag))
             && self.id.as_deref().is_none_or(|want| id == Some(want))
             && self.classes.iter().all(|c| classes.contains(&c.as_str()))
     }
@@ -201,7 +203,12 @@ impl Colour {
     pub const LINK_BLUE: Colour = Colour::rgb(0, 0, 238);
 
     const fn rgb(r: u8, g: u8, b: u8) -> Colour {
-        Colour { r, g, b, alpha: 1.0 }
+        Colour {
+            r,
+            g,
+            b,
+            alpha: 1.0,
+        }
     }
 
     /// WCAG relative luminance.
@@ -378,7 +385,10 @@ mod tests {
     #[test]
     fn colours_read_in_every_common_notation() {
         assert_eq!(parse_colour("#FFF"), Some(Colour::WHITE));
-        assert_eq!(parse_colour("#fefefe").map(Colour::hex).as_deref(), Some("#fefefe"));
+        assert_eq!(
+            parse_colour("#fefefe").map(Colour::hex).as_deref(),
+            Some("#fefefe")
+        );
         assert_eq!(parse_colour("rgb(255, 255, 255)"), Some(Colour::WHITE));
         assert_eq!(parse_colour("rgba(0,0,0,0)").map(|c| c.alpha), Some(0.0));
         assert_eq!(parse_colour("White"), Some(Colour::WHITE));

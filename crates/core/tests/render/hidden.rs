@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use countersign_core::render::{render_message, FlagKind, RenderOptions, ReviewView};
 
-use crate::support::{body_of, fixtures, html_draft};
+use crate::support::{body_of, fixtures, html_draft, tags};
 
 struct Expected {
     text: String,
@@ -149,4 +149,26 @@ fn the_flag_says_who_sees_the_words_in_each_direction() {
     let body = body_of(&view.html_body);
     assert!(body.contains("shown to you only"), "{body}");
     assert!(!body.contains("<style") && !body.contains(".x{"), "{body}");
+}
+
+#[test]
+fn words_the_review_shows_are_in_its_body_without_what_hides_them() {
+    // `shownInReview` is a claim about the sanitizer: it drops the `hidden` attribute,
+    // `<style>` rules and inline declarations holding a CSS comment. Check that it does.
+    for (file, hiding) in [
+        ("13-hidden-attribute.html", "hidden"),
+        ("15-style-rule-class.html", "display: none"),
+        ("20-comment-in-inline-style.html", "/**/"),
+    ] {
+        let html = fs::read_to_string(fixtures("hidden").join(file)).unwrap();
+        let want = expected(&html);
+        assert!(want.shown_in_review, "{file}");
+        let view = render_html(&html);
+        let body = body_of(&view.html_body);
+        assert!(body.contains(&want.text), "{file}: {body}");
+        let kept = tags(body)
+            .iter()
+            .any(|(_, attrs)| attrs.iter().any(|(n, v)| n == hiding || v.contains(hiding)));
+        assert!(!kept && !body.contains(hiding), "{file}: {body}");
+    }
 }

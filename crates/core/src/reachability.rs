@@ -38,6 +38,8 @@ pub fn classify(error: &Error) -> Failure {
         | Error::Refused { .. }
         | Error::ChangedSinceShown { .. }
         | Error::EditOvertaken { .. }
+        | Error::NotShown { .. }
+        | Error::NeedsConfirmation { .. }
         | Error::Autostart { .. } => Failure::Local,
     }
 }

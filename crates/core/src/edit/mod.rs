@@ -226,6 +226,7 @@ async fn overtaken(
                  agent's version {}; the owner has not reviewed it yet",
                 stored.message_id
             )),
+            view_id: None,
         })
         .await?;
     Ok(Error::EditOvertaken {

@@ -278,6 +278,13 @@ pub(crate) fn compute(
         });
     }
 
+    out.extend(super::hidden::flag(&view.hidden_text));
+    out.extend(
+        view.alternatives_differ
+            .as_ref()
+            .map(super::alternatives::flag),
+    );
+
     if view.raw_size > GMAIL_MAX_MESSAGE_BYTES {
         out.push(Flag {
             kind: FlagKind::OverSizeLimit,

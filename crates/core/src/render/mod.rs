@@ -4,16 +4,21 @@
 //! A pure library: no I/O, no network, no database. Every entry point accepts any bytes and
 //! returns a view; problems become warnings in it. See `docs/rendering.md`.
 
+pub mod alternatives;
 pub mod diff;
+mod dom;
 pub mod flags;
+pub mod hidden;
 mod repair;
 pub mod sanitize;
 pub mod sniff;
 pub mod text;
 pub mod view;
 
+pub use alternatives::AlternativesDifference;
 pub use diff::{diff_versions, DraftBytes, RenderedDraft, VersionDiff};
 pub use flags::{Flag, FlagKind};
+pub use hidden::HiddenPassage;
 pub(crate) use view::parse_message;
 pub use view::{
     attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,

@@ -11,7 +11,9 @@ mod headers;
 use mail_parser::{Message, MessageParser};
 use serde::{Deserialize, Serialize};
 
+use super::alternatives::AlternativesDifference;
 use super::flags::{self, ArchiveListing, Flag};
+use super::hidden::HiddenPassage;
 use super::repair;
 use super::sanitize;
 use super::sniff;
@@ -231,6 +233,12 @@ pub struct ReviewView {
     pub is_reply: bool,
     /// What the draft answers, when known.
     pub answers: Option<ParentMessage>,
+    /// Passages of the HTML that recipients' mail programs do not display (see
+    /// `render::hidden`).
+    pub hidden_text: Vec<HiddenPassage>,
+    /// Where the plain-text and HTML alternatives first say different things (only when the
+    /// draft has both and neither was derived from the other).
+    pub alternatives_differ: Option<AlternativesDifference>,
 }
 
 /// A preview of one attachment, for the review pane.

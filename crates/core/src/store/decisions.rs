@@ -165,7 +165,11 @@ impl Store {
                 version: Some(new.version.clone()),
                 digest: Some(new.digest.clone()),
                 outcome: Some("queued".into()),
-                detail: new.reason.clone(),
+                detail: match new.despite.as_slice() {
+                    [] => new.reason.clone(),
+                    cautions => Some(format!("approved despite: {}", cautions.join(" "))),
+                },
+                view_id,
             },
         )
         .await?;

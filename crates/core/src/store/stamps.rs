@@ -83,6 +83,7 @@ pub(super) async fn note_restamped_in(
             detail: Some(format!(
                 "{reason} (first text sha256 {first}, now sha256 {sha256})"
             )),
+            view_id: None,
         },
     )
     .await?;

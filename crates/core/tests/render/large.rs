@@ -97,10 +97,17 @@ fn a_body_nested_too_deep_to_render_is_shown_as_its_text_with_a_structural_warni
         .find(|w| w.kind == countersign_core::render::WarningKind::DeeplyNested)
         .unwrap_or_else(|| panic!("no warning: {:?}", view.warnings));
     assert!(warning.kind.is_structural());
-    assert!(warning.message.contains("40000 levels"), "{}", warning.message);
+    assert!(
+        warning.message.contains("40000 levels"),
+        "{}",
+        warning.message
+    );
     // Never a blank page: the words are in what the frame shows, and in the text.
     assert!(view.html_body.contains("Transfer the deposit today."));
-    assert!(view.html_body.len() < 10_000, "the nesting itself is not shown");
+    assert!(
+        view.html_body.len() < 10_000,
+        "the nesting itself is not shown"
+    );
     assert!(view.text_body.contains("Transfer the deposit today."));
 }
 

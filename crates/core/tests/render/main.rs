@@ -1,8 +1,10 @@
 //! Integration tests of review rendering (`countersign_core::render`): the golden corpus, the
 //! XSS corpus, remote content, large messages and the public helpers.
 
+mod alternatives;
 mod api;
 mod golden;
+mod hidden;
 mod large;
 mod remote;
 mod support;

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use mail_parser::{Message, MessagePart, MimeHeaders, PartType};
 
 use super::super::sanitize::{self, CidImage};
-use super::super::{sniff, text};
+use super::super::{alternatives, hidden, sniff, text};
 use super::headers::{is_known_charset, printable};
 use super::{RenderOptions, ReviewView, Warning, WarningKind};
 
@@ -168,7 +168,12 @@ pub(super) fn read_bodies(
     // What the frame shows when it cannot be the fragment itself (nested too deep to render).
     let mut shown = None;
     let mut used_cids = HashSet::new();
+    let mut html_visible = None;
     if !html_source.is_empty() {
+        // Read before sanitizing: it drops the <style> rules recipients' programs apply.
+        let reading = hidden::read_html(&html_source);
+        view.hidden_text = reading.passages;
+        html_visible = Some(reading.visible_text);
         let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
         view.remote_content.blocked_count = clean.blocked_count;
         view.remote_content.urls = clean.remote_urls;
@@ -208,6 +213,11 @@ pub(super) fn read_bodies(
     } else if !fragment.is_empty() {
         view.text_body = text::html_to_text(&fragment);
         view.text_derived = true;
+    }
+    // Both alternatives were written: neither is this review's rendering of the other.
+    let both_written = !view.text_derived && !view.text_body.is_empty();
+    if let Some(html_visible) = html_visible.filter(|_| both_written) {
+        view.alternatives_differ = alternatives::compare(&view.text_body, &html_visible);
     }
     view.links = text::extract_links(&fragment);
     view.html_body = sanitize::wrap_document(

@@ -339,9 +339,15 @@ pub fn content_security_policy(allow_remote_content: bool) -> String {
 /// body is not shown the way its source says — by the review's frame either.
 pub const MAX_RENDERED_DEPTH: usize = 512;
 
-/// The deepest element nesting of a sanitized fragment. The serializer that wrote it closes
-/// every element that is not void, quotes every attribute value with `"` and escapes `<` in
-/// text, so counting tags is exact here (it would not be on a draft's own HTML).
+/// How deep a draft's own HTML may nest before it is not parsed at all: html5ever's tree
+/// builder slows down with the square of the depth (minutes for 50,000 levels in a debug
+/// build), and nothing that deep is shown as written anyway (see [`MAX_RENDERED_DEPTH`]).
+pub const MAX_PARSED_DEPTH: usize = 4 * MAX_RENDERED_DEPTH;
+
+/// The deepest element nesting of an HTML text, counting start and end tags. Exact on a
+/// sanitized fragment (its serializer closes every element that is not void, quotes every
+/// attribute value and escapes `<` in text); on a draft's own HTML an upper bound, as elements
+/// left open (`<p>`, `<li>`) count as nested.
 pub fn nesting_depth(fragment: &str) -> usize {
     const VOID: [&str; 18] = [
         "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input",
@@ -358,13 +364,22 @@ pub fn nesting_depth(fragment: &str) -> usize {
             .take_while(|b| b.is_ascii_alphanumeric())
             .count();
         let name = fragment[name_start..name_start + name_len].to_ascii_lowercase();
+        if bytes[start..].starts_with(b"!--") {
+            // A comment ends at `-->`, whatever it holds.
+            let close = fragment[start..]
+                .find("-->")
+                .map_or(bytes.len(), |c| start + c + 3);
+            at = close.min(bytes.len());
+            continue;
+        }
         // The end of the tag: the first `>` outside a quoted attribute value.
-        let mut quoted = false;
+        let mut quote = None;
         let mut end = name_start + name_len;
         while let Some(&b) = bytes.get(end) {
-            match b {
-                b'"' => quoted = !quoted,
-                b'>' if !quoted => break,
+            match (quote, b) {
+                (None, b'"' | b'\'') => quote = Some(b),
+                (Some(q), b) if b == q => quote = None,
+                (None, b'>') => break,
                 _ => {}
             }
             end += 1;
@@ -414,6 +429,11 @@ mod tests {
         );
         let deep = format!("{}x{}", "<div>".repeat(600), "</div>".repeat(600));
         assert_eq!(nesting_depth(&clean(&deep).fragment), 600);
+        // A draft's own HTML: single quotes and comments do not hide or invent tags.
+        assert_eq!(
+            nesting_depth("<p title='a > <b>'>x<!-- <div><div> --></p><p>y</p>"),
+            1
+        );
     }
 
     #[test]

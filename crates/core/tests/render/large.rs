@@ -112,6 +112,24 @@ fn a_body_nested_too_deep_to_render_is_shown_as_its_text_with_a_structural_warni
 }
 
 #[test]
+fn a_body_nested_past_what_browsers_render_but_parseable_gets_the_same_warning() {
+    let html = format!(
+        "{}Sign here.{}",
+        "<div>".repeat(1000),
+        "</div>".repeat(1000)
+    );
+    let raw = format!(
+        "From: owen@example.com\r\nTo: ana@example.com\r\nSubject: nested\r\n\
+         MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{html}\r\n"
+    );
+    let view = render_message(raw.as_bytes(), &RenderOptions::default());
+    assert_eq!(view.warnings.len(), 1, "{:?}", view.warnings);
+    assert!(view.warnings[0].message.contains("1000 levels"));
+    assert!(view.html_body.contains("Sign here."));
+    assert!(!view.html_body.contains("<div><div>"));
+}
+
+#[test]
 fn an_ordinarily_nested_body_is_shown_as_it_is() {
     let html = format!("{}Hello.{}", "<div>".repeat(60), "</div>".repeat(60));
     let raw = format!(

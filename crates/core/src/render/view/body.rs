@@ -128,6 +128,48 @@ pub(super) fn read_structure_warnings(
     }
 }
 
+fn too_deep(depth: usize) -> Warning {
+    Warning {
+        kind: WarningKind::DeeplyNested,
+        message: format!(
+            "The HTML body nests its elements {depth} levels deep; browsers and mail programs \
+             rebuild anything deeper than {} levels their own way, so what the recipient sees \
+             cannot be known. Its text is shown here instead.",
+            sanitize::MAX_RENDERED_DEPTH
+        ),
+    }
+}
+
+/// `html` without the contents of the elements whose text is not shown (scripts, styles, the
+/// head), for reading an unparsed body's words.
+fn without_raw_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        let next = ["<script", "<style", "<head", "<title"]
+            .iter()
+            .filter_map(|open| lower.find(open).map(|at| (at, &open[1..])))
+            .min();
+        let Some((at, name)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        let close = format!("</{name}");
+        rest = match lower[at..].find(&close) {
+            Some(end) => {
+                let after = at + end;
+                let gt = lower[after..]
+                    .find('>')
+                    .map_or(rest.len(), |g| after + g + 1);
+                &rest[gt..]
+            }
+            None => "",
+        };
+    }
+}
+
 pub(super) fn read_bodies(
     message: &Message<'_>,
     cids: HashMap<String, CidImage>,
@@ -169,7 +211,12 @@ pub(super) fn read_bodies(
     let mut shown = None;
     let mut used_cids = HashSet::new();
     let mut html_visible = None;
-    if !html_source.is_empty() {
+    let source_depth = sanitize::nesting_depth(&html_source);
+    if source_depth > sanitize::MAX_PARSED_DEPTH {
+        // Not parsed (see MAX_PARSED_DEPTH): its words, shown as text, with the warning.
+        view.warnings.push(too_deep(source_depth));
+        fragment = text::text_to_html(&text::html_to_text(&without_raw_text(&html_source)));
+    } else if !html_source.is_empty() {
         // Read before sanitizing: it drops the <style> rules recipients' programs apply.
         let reading = hidden::read_html(&html_source);
         view.hidden_text = reading.passages;
@@ -191,15 +238,7 @@ pub(super) fn read_bodies(
         fragment = clean.fragment;
         let depth = sanitize::nesting_depth(&fragment);
         if depth > sanitize::MAX_RENDERED_DEPTH {
-            view.warnings.push(Warning {
-                kind: WarningKind::DeeplyNested,
-                message: format!(
-                    "The HTML body nests its elements {depth} levels deep; browsers and mail \
-                     programs rebuild anything deeper than {} levels their own way, so what \
-                     the recipient sees cannot be known. Its text is shown here instead.",
-                    sanitize::MAX_RENDERED_DEPTH
-                ),
-            });
+            view.warnings.push(too_deep(depth));
             shown = Some(text::text_to_html(&text::html_to_text(&fragment)));
         }
     } else if !text_source.is_empty() {

@@ -43,4 +43,8 @@ outcome: string | null,
 /**
  * Reason or the service's words.
  */
-detail: string | null, };
+detail: string | null, 
+/**
+ * The view of the version the decision was taken on (approvals).
+ */
+viewId: number | null, };

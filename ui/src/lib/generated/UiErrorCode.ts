@@ -3,4 +3,4 @@
 /**
  * What the UI can branch on.
  */
-export type UiErrorCode = "mirror_unavailable" | "refused" | "changed_since_shown" | "not_found" | "internal";
+export type UiErrorCode = "mirror_unavailable" | "refused" | "changed_since_shown" | "not_shown" | "needs_confirmation" | "not_found" | "internal";

@@ -53,6 +53,7 @@ export type { SavedAttachment } from "./SavedAttachment";
 export type { SecretStorage } from "./SecretStorage";
 export type { Settings } from "./Settings";
 export type { Shown } from "./Shown";
+export type { ShownPart } from "./ShownPart";
 export type { Source } from "./Source";
 export type { SubjectChange } from "./SubjectChange";
 export type { SyncCursor } from "./SyncCursor";

@@ -158,3 +158,67 @@ async fn show_of_a_message_that_trips_the_mime_parser_prints_a_warning_instead_o
     );
     assert!(out.stdout.contains("Warning:"), "{}", out.stdout);
 }
+
+/// A reply whose plain text names another account than its HTML.
+fn reply_whose_alternatives_differ() -> Vec<u8> {
+    b"From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+      Subject: Re: Payment\r\nMessage-ID: <alternatives-1@agent.example>\r\n\
+      MIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=\"alt\"\r\n\r\n\
+      --alt\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n\
+      Please pay the invoice to account 222-999.\r\n\
+      --alt\r\nContent-Type: text/html; charset=utf-8\r\n\r\n\
+      <p>Please pay the invoice to account 111-000.</p>\r\n\
+      --alt--\r\n"
+        .to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_prints_each_alternative_and_approve_needs_both_when_they_differ() {
+    let (cli, gmail, _draft, id) = one_draft(&reply_whose_alternatives_differ()).await;
+
+    // The words printed before the flags (which quote both passages).
+    let body = |out: String| out.split("Flag:").next().unwrap_or_default().to_owned();
+    let printed = cli.exec(&["show", &id, "--part", "text"]).await.ok().stdout;
+    assert!(
+        printed.contains("Flag:"),
+        "the difference is not flagged:\n{printed}"
+    );
+    let text = body(printed);
+    assert!(
+        text.contains("222-999") && !text.contains("111-000"),
+        "{text}"
+    );
+    let html = body(cli.exec(&["show", &id, "--part", "html"]).await.ok().stdout);
+    assert!(
+        html.contains("111-000") && !html.contains("222-999"),
+        "{html}"
+    );
+
+    // A reader who saw only the HTML is asked first.
+    let (cli2, _gmail2, _draft2, id2) = one_draft(&reply_whose_alternatives_differ()).await;
+    cli2.exec(&["show", &id2, "--part", "html"]).await.ok();
+    let asked = cli2.exec(&["approve", &id2, "--no-undo"]).await;
+    assert!(!asked.status.success(), "{}", asked.stdout);
+    assert!(
+        asked.stderr.contains("--despite-warnings"),
+        "{}",
+        asked.stderr
+    );
+
+    // Here both were printed (text, then HTML): approved as it is, and exactly it leaves.
+    cli.exec(&["approve", &id, "--no-undo"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.request_count("drafts.send"), 1);
+    assert_eq!(
+        gmail.sent_messages()[0].raw,
+        reply_whose_alternatives_differ()
+    );
+
+    // A plain `show` prints both when they differ.
+    let both = body(cli2.exec(&["show", &id2]).await.ok().stdout);
+    assert!(
+        both.contains("222-999") && both.contains("111-000"),
+        "{both}"
+    );
+    cli2.exec(&["approve", &id2, "--no-undo"]).await.ok();
+}

@@ -32,10 +32,7 @@ async fn approving_what_was_shown_after_the_draft_changed_is_refused_and_nothing
     let draft = env.gmail.file_draft(&first, None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    let shown_a = review_detail(&env.store, item.id, false)
-        .await
-        .unwrap()
-        .shown;
+    let shown_a = crate::support::shown(&env, item.id).await;
     assert_eq!(shown_a.digest, sha256(&first));
 
     // The agent updates the draft and a poll lands it while the owner reads version A.
@@ -83,10 +80,7 @@ async fn approving_what_was_shown_after_the_draft_changed_is_refused_and_nothing
     );
 
     // Shown B, approved B: B's bytes leave, once.
-    let shown_b = review_detail(&env.store, item.id, false)
-        .await
-        .unwrap()
-        .shown;
+    let shown_b = crate::support::shown(&env, item.id).await;
     assert_eq!(shown_b.digest, sha256(&second));
     decide::approve(
         &env.store,

@@ -326,3 +326,19 @@ pub async fn gmail_drafts(
     assert_eq!(ids.len(), count, "every draft filed is in the mirror");
     ids
 }
+
+/// One Gmail draft of `raw` in the mirror of a fresh fixture, and the app showing it: the
+/// fixture (the fakes, the mirror), the app, and the draft's item id.
+pub async fn one_draft_on_screen(
+    prerequisites: &countersign_e2e::desktop::Prerequisites,
+    raw: &[u8],
+) -> (Fixture, DesktopApp, i64) {
+    let fixture = Fixture::new().await.unwrap();
+    let account = fixture.connect_gmail().await.unwrap();
+    let draft = fixture.gmail.file_draft(raw, None);
+    fixture.sync(&account).await.unwrap();
+    let id = fixture.item(&draft.id).await.unwrap().id;
+    let app = fixture.launch(prerequisites).await.unwrap();
+    wait_detail(app.session(), id).await.or_log(&app);
+    (fixture, app, id)
+}

@@ -3,7 +3,6 @@
 
 use countersign_core::store::DecisionFilter;
 use countersign_e2e::desktop::skip_or_fail;
-use countersign_e2e::fixture::Fixture;
 
 use crate::support::*;
 
@@ -24,16 +23,9 @@ async fn a_malformed_draft_shows_its_warning_above_the_mail_and_approve_asks_fir
     else {
         return;
     };
-    let fixture = Fixture::new().await.unwrap();
-    let account = fixture.connect_gmail().await.unwrap();
     let raw = malformed_reply();
-    let draft = fixture.gmail.file_draft(&raw, None);
-    fixture.sync(&account).await.unwrap();
-    let item = fixture.item(&draft.id).await.unwrap();
-
-    let app = fixture.launch(&prerequisites).await.unwrap();
+    let (fixture, app, id) = one_draft_on_screen(&prerequisites, &raw).await;
     let session = app.session();
-    wait_detail(session, item.id).await.or_log(&app);
     session
         .wait_for_text("[data-testid=warnings]", "boundary", UI_TIMEOUT)
         .await
@@ -85,7 +77,7 @@ async fn a_malformed_draft_shows_its_warning_above_the_mail_and_approve_asks_fir
     wait_detail_state(session, "sent").await.or_log(&app);
     assert_eq!(fixture.gmail.request_count("drafts.send"), 1);
     assert_eq!(fixture.gmail.sent_messages()[0].raw, raw);
-    let audit = fixture.store.audit_for_item(item.id).await.unwrap();
+    let audit = fixture.store.audit_for_item(id).await.unwrap();
     let despite = audit
         .iter()
         .filter_map(|a| a.line.detail.as_deref())
@@ -122,16 +114,9 @@ async fn alternatives_that_differ_are_flagged_and_approve_needs_the_plain_text_s
     else {
         return;
     };
-    let fixture = Fixture::new().await.unwrap();
-    let account = fixture.connect_gmail().await.unwrap();
     let raw = reply_whose_alternatives_differ();
-    let draft = fixture.gmail.file_draft(&raw, None);
-    fixture.sync(&account).await.unwrap();
-    let item = fixture.item(&draft.id).await.unwrap();
-
-    let app = fixture.launch(&prerequisites).await.unwrap();
+    let (fixture, app, _id) = one_draft_on_screen(&prerequisites, &raw).await;
     let session = app.session();
-    wait_detail(session, item.id).await.or_log(&app);
     // The flag quotes the passage where they part.
     session
         .wait_for_text("[data-flag=alternatives_differ]", "222", UI_TIMEOUT)

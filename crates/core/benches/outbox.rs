@@ -16,7 +16,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use countersign_core::decide::{self, UndoWindow};
+use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::outbox::{DispatchConfig, Dispatcher};
 use countersign_core::services::Services;
 use countersign_core::store::Account;
@@ -98,7 +98,7 @@ impl Env {
                 &shown,
                 UndoWindow::None,
                 ACTOR,
-                countersign_core::decide::Confirmation::None,
+                Confirmation::None,
             )
             .await
             .expect("the approval");
@@ -148,7 +148,7 @@ async fn enqueue(decisions: usize) {
             &shown,
             UndoWindow::None,
             ACTOR,
-            countersign_core::decide::Confirmation::None,
+            Confirmation::None,
         )
         .await
         .expect("the approval");

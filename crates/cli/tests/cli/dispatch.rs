@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use countersign_core::decide::Confirmation;
 use countersign_fakes::gmail::FakeGmail;
 
 use crate::support::{eventually, fakes, reply, reply_with_attachment, Cli};
@@ -197,13 +198,9 @@ async fn an_app_started_while_the_cli_dispatches_takes_over_once_the_cli_exits()
         )
         .await
         .unwrap();
-    app.approve(
-        &shown,
-        "owner via test",
-        countersign_core::decide::Confirmation::None,
-    )
-    .await
-    .unwrap();
+    app.approve(&shown, "owner via test", Confirmation::None)
+        .await
+        .unwrap();
     heard(&mut events, "the app sends the second draft", |e| match e {
         AppEvent::ItemsChanged(changed) => {
             changed.cause == ChangeCause::Dispatched

@@ -4,7 +4,7 @@
 
 use chrono::{Duration, Utc};
 use countersign_core::actions::{Action, ActionState};
-use countersign_core::decide::{self, UndoWindow};
+use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::edit::save_edit;
 use countersign_core::review::review_detail;
 use countersign_core::store::{
@@ -96,7 +96,7 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
                 &shown,
                 UndoWindow::FromSettings,
                 OWNER,
-                countersign_core::decide::Confirmation::None,
+                Confirmation::None,
             )
             .await
             .unwrap();
@@ -107,7 +107,7 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
                 &shown,
                 UndoWindow::FromSettings,
                 OWNER,
-                countersign_core::decide::Confirmation::None,
+                Confirmation::None,
             )
             .await
             .unwrap();
@@ -119,7 +119,7 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
                 &shown,
                 UndoWindow::FromSettings,
                 OWNER,
-                countersign_core::decide::Confirmation::None,
+                Confirmation::None,
             )
             .await
             .unwrap();
@@ -137,7 +137,7 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
                 &shown,
                 UndoWindow::FromSettings,
                 OWNER,
-                countersign_core::decide::Confirmation::None,
+                Confirmation::None,
             )
             .await
             .unwrap();
@@ -180,7 +180,7 @@ async fn attempt(store: &Store, id: i64, action: Action) -> Result<(), String> {
                 &shown,
                 UndoWindow::FromSettings,
                 OWNER,
-                countersign_core::decide::Confirmation::None,
+                Confirmation::None,
             )
             .await
         }
@@ -280,7 +280,7 @@ async fn undo_is_offered_while_the_decision_waits_and_refused_with_the_same_sent
         &shown,
         UndoWindow::FromSettings,
         OWNER,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap();

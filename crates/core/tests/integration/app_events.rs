@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use countersign_core::app::{AppEvent, AppOptions, ChangeCause, ItemsChanged, RunningApp};
+use countersign_core::decide::Confirmation;
 use countersign_core::ItemState;
 
 use crate::support::*;
@@ -48,13 +49,9 @@ async fn a_decision_is_announced_at_once_with_the_changed_row_and_so_is_its_disp
     };
 
     let shown = shown(&env, item.id).await;
-    app.approve(
-        &shown,
-        "owner via test",
-        countersign_core::decide::Confirmation::None,
-    )
-    .await
-    .unwrap();
+    app.approve(&shown, "owner via test", Confirmation::None)
+        .await
+        .unwrap();
     // Heard before approve returned: no wait.
     let decided = for_item(ChangeCause::Decided);
     assert_eq!(decided.len(), 1, "{decided:?}");
@@ -70,13 +67,9 @@ async fn a_decision_is_announced_at_once_with_the_changed_row_and_so_is_its_disp
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 0;
     env.store.save_settings(&settings).await.unwrap();
-    app.approve(
-        &shown,
-        "owner via test",
-        countersign_core::decide::Confirmation::None,
-    )
-    .await
-    .unwrap();
+    app.approve(&shown, "owner via test", Confirmation::None)
+        .await
+        .unwrap();
     eventually(
         Duration::from_secs(20),
         "the dispatch is announced",

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use countersign_core::decide::{self, Shown, UndoWindow};
+use countersign_core::decide::{self, Confirmation, Shown, UndoWindow};
 use countersign_core::review::review_detail;
 use countersign_core::store::Account;
 use countersign_core::OutcomeKind;
@@ -45,7 +45,7 @@ async fn approving_what_was_shown_after_the_draft_changed_is_refused_and_nothing
         &shown_a,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .expect_err("an approval of version A must not bind to version B");
@@ -87,7 +87,7 @@ async fn approving_what_was_shown_after_the_draft_changed_is_refused_and_nothing
         &shown_b,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap();
@@ -136,7 +136,7 @@ async fn a_digest_that_is_not_the_versions_own_is_refused() {
         &forged,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap_err();
@@ -178,7 +178,7 @@ async fn a_draft_with_a_20_mb_attachment_is_sent_through_the_upload_endpoint_byt
         &shown,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap();
@@ -241,7 +241,7 @@ async fn a_draft_over_gmails_limit_is_flagged_and_approving_it_is_refused_before
         &detail.shown,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap_err();
@@ -274,7 +274,7 @@ async fn a_rate_limited_send_waits_for_the_time_google_names_and_is_sent_once() 
         &shown,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap();

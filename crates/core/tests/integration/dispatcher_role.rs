@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use countersign_core::app::{AppEvent, AppOptions, ChangeCause, RunningApp};
+use countersign_core::decide::Confirmation;
 use countersign_core::ItemState;
 use tokio::sync::mpsc;
 
@@ -64,13 +65,9 @@ async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets
     assert!(!app.is_dispatcher(), "the other process holds the role");
 
     let shown = shown(&env, item.id).await;
-    app.approve(
-        &shown,
-        "owner via test",
-        countersign_core::decide::Confirmation::None,
-    )
-    .await
-    .unwrap();
+    app.approve(&shown, "owner via test", Confirmation::None)
+        .await
+        .unwrap();
     // While the other holds the lock and does not dispatch, the approval waits.
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Queued);
     assert_eq!(env.gmail.request_count("drafts.send"), 0);

@@ -1,7 +1,7 @@
 //! Edit before approving: the owner's edit is a new version in Gmail in which only the subject
 //! and the text changed, it is reviewed and approved like any other, and exactly it is sent.
 
-use countersign_core::decide::{self, UndoWindow};
+use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::edit::{save_edit, EditForm, EDITED_BY_OWNER};
 use countersign_core::review::{review_detail, DiffBase};
 use countersign_core::{Error, ItemState};
@@ -177,7 +177,7 @@ async fn an_edit_is_a_new_gmail_version_changing_only_subject_and_text_and_appro
         &agents,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap_err();
@@ -191,7 +191,7 @@ async fn an_edit_is_a_new_gmail_version_changing_only_subject_and_text_and_appro
         &edited,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap();
@@ -355,7 +355,7 @@ async fn an_agent_update_landing_right_after_the_owners_edit_is_recorded_as_the_
             &stale,
             UndoWindow::None,
             ACTOR,
-            countersign_core::decide::Confirmation::None,
+            Confirmation::None,
         )
         .await
         .unwrap_err();

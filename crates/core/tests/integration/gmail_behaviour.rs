@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use countersign_core::app::{AppOptions, RunningApp};
-use countersign_core::decide::{self, UndoWindow};
+use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::live::GmailCadence;
 use countersign_core::services::GmailConnect;
 use countersign_core::store::DecisionFilter;
@@ -94,7 +94,7 @@ async fn a_draft_sent_from_gmail_becomes_sent_elsewhere_and_is_never_sent_again(
             &shown(&env, elsewhere.id).await,
             UndoWindow::None,
             ACTOR,
-            countersign_core::decide::Confirmation::None
+            Confirmation::None
         )
         .await
         .is_err(),

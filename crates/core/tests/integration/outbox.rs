@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use countersign_core::decide::{self, UndoWindow};
+use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::outbox::Dispatcher;
 use countersign_core::store::{Account, DecisionFilter, RefusalKind};
 use countersign_core::sync::sync_muster;
@@ -45,7 +45,7 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
         &shown(&env, item.id).await,
         UndoWindow::FromSettings,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap();
@@ -273,7 +273,7 @@ async fn undo_inside_the_window_sends_nothing() {
         &shown(&env, item.id).await,
         UndoWindow::FromSettings,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap();
@@ -457,7 +457,7 @@ mod muster {
             &shown(&env, item.id).await,
             UndoWindow::None,
             ACTOR,
-            countersign_core::decide::Confirmation::None,
+            Confirmation::None,
         )
         .await
         .unwrap_err();
@@ -618,7 +618,7 @@ mod muster {
             &shown(&env, item.id).await,
             UndoWindow::None,
             ACTOR,
-            countersign_core::decide::Confirmation::None
+            Confirmation::None
         )
         .await
         .is_err());

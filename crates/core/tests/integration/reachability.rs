@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use countersign_core::app::{AppOptions, RunningApp};
-use countersign_core::decide::{self, UndoWindow};
+use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::reachability::{classify, Failure};
 use countersign_core::store::Account;
 use countersign_core::sync::{sync_gmail_with, sync_muster, Listing};
@@ -139,7 +139,7 @@ async fn the_mirror_records_a_failure_the_same_way_whichever_caller_met_it() {
             &shown,
             UndoWindow::None,
             "owner via test",
-            countersign_core::decide::Confirmation::None,
+            Confirmation::None,
         )
         .await
         .unwrap();

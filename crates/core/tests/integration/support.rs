@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use countersign_core::decide::Confirmation;
 use countersign_core::outbox::{DispatchConfig, Dispatcher};
 use countersign_core::services::{GmailConnect, Services};
 use countersign_core::store::{Account, ShownPart};
@@ -186,7 +187,7 @@ pub async fn approve_now(env: &Env, item_id: i64) -> countersign_core::store::De
         &shown,
         countersign_core::decide::UndoWindow::None,
         "owner via test",
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap()

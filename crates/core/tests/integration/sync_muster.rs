@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use countersign_core::decide::{self, UndoWindow};
+use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::domain::RouteState;
 use countersign_core::live::{follow_muster, LiveChange};
 use countersign_core::store::{Account, RefusalKind};
@@ -38,7 +38,7 @@ async fn approve_and_refuse(env: &Env, account: &Account, draft: &str, reason: &
         &shown(env, item.id).await,
         UndoWindow::None,
         ACTOR,
-        countersign_core::decide::Confirmation::None,
+        Confirmation::None,
     )
     .await
     .unwrap();
@@ -521,7 +521,7 @@ mod same_stamp_other_text {
                 &seen,
                 UndoWindow::None,
                 ACTOR,
-                countersign_core::decide::Confirmation::None,
+                Confirmation::None,
             )
             .await
             .unwrap_err(),

@@ -15,6 +15,9 @@ use crate::wire;
 pub struct HistoryRecord {
     /// The record's history id.
     pub id: String,
+    /// Every message the record is about (Gmail may send only this, without saying how each
+    /// changed).
+    pub messages: Vec<MessageRef>,
     /// Messages added (a new draft version is a new message).
     pub messages_added: Vec<MessageRef>,
     /// Messages deleted (an old draft version, a deleted or sent draft).
@@ -28,7 +31,8 @@ pub struct HistoryRecord {
 impl HistoryRecord {
     /// Whether the record changes anything at all.
     pub fn is_empty(&self) -> bool {
-        self.messages_added.is_empty()
+        self.messages.is_empty()
+            && self.messages_added.is_empty()
             && self.messages_deleted.is_empty()
             && self.labels_added.is_empty()
             && self.labels_removed.is_empty()
@@ -45,9 +49,11 @@ pub struct HistoryChanges {
 }
 
 impl HistoryChanges {
-    /// Whether nothing changed.
+    /// Whether nothing changed: no record at all. A record is a change whatever fields it
+    /// carries (one with only `messages`, or none Countersign reads, still says the drafts
+    /// moved), so the caller lists the drafts rather than trust the record's detail.
     pub fn is_empty(&self) -> bool {
-        self.records.iter().all(HistoryRecord::is_empty)
+        self.records.is_empty()
     }
 }
 
@@ -95,6 +101,11 @@ impl GmailClient {
 fn record(history: wire::History) -> HistoryRecord {
     HistoryRecord {
         id: history.id,
+        messages: history
+            .messages
+            .into_iter()
+            .map(MessageRef::from_wire)
+            .collect(),
         messages_added: history
             .messages_added
             .into_iter()

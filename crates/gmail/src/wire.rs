@@ -91,6 +91,10 @@ pub(crate) struct ListHistoryResponse {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct History {
     pub id: String,
+    /// Every message the record is about; the discovery document says the change-type fields
+    /// below "may duplicate messages in this field", and a record may carry only this one.
+    #[serde(default)]
+    pub messages: Vec<Message>,
     #[serde(default)]
     pub messages_added: Vec<MessageChange>,
     #[serde(default)]

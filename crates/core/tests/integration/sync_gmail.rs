@@ -57,6 +57,24 @@ async fn an_incremental_sync_fetches_only_the_draft_that_changed() {
 }
 
 #[tokio::test]
+async fn a_history_record_with_only_messages_brings_the_new_draft_in_one_cycle() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    env.gmail.file_draft(&reply(0, "first"), None);
+    let client = env.services.gmail(&account).await.unwrap();
+    sync_gmail(&env.store, &account, &client).await.unwrap();
+
+    // Records that name their messages but not how they changed; the listing is not due.
+    env.gmail.set_history_only_messages(true);
+    let draft = env.gmail.file_draft(&reply(1, "new"), None);
+    let report = sync_gmail(&env.store, &account, &client).await.unwrap();
+    assert!(!report.full);
+    assert_eq!(report.new_items, 1, "{report:?}");
+    let items = env.store.list_items(&ItemFilter::default()).await.unwrap();
+    assert!(items.iter().any(|i| i.external_id == draft.id), "{items:?}");
+}
+
+#[tokio::test]
 async fn a_draft_updated_twice_keeps_all_three_versions() {
     let env = Env::new().await;
     let account = env.connect_gmail().await;

@@ -56,6 +56,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             change(|s, body: ReportsBody| s.history_reports_deletions = body.reports),
         )
         .route(
+            "/_control/history/only-messages",
+            change(|s, body: ReportsBody| s.history_only_messages = body.reports),
+        )
+        .route(
             "/_control/oauth/refresh-lifetime",
             change(|s, body: LifetimeBody| {
                 s.refresh_token_lifetime = body

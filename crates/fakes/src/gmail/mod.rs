@@ -431,6 +431,12 @@ impl FakeGmail {
         self.shared.lock().history_reports_deletions = reports;
     }
 
+    /// Whether `history.list` records carry only `messages` (off by default): on, no record
+    /// says `messagesAdded` or `messagesDeleted`.
+    pub fn set_history_only_messages(&self, only: bool) {
+        self.shared.lock().history_only_messages = only;
+    }
+
     /// Send a draft from Gmail's own side (the owner pressing Send in Gmail); the sent
     /// message's id, or `None` for an unknown draft or one Gmail would not send.
     pub fn send_draft_in_gmail(&self, id: &str) -> Option<String> {

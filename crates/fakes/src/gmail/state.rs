@@ -188,6 +188,9 @@ pub struct State {
     /// Whether `history.list` reports deleted messages. Google does not document that it does
     /// for `labelId=DRAFT`; with this off the client must notice deletions by listing drafts.
     pub history_reports_deletions: bool,
+    /// Whether `history.list` records carry only `messages`, without `messagesAdded` and the
+    /// other change-type fields (the discovery document allows it).
+    pub history_only_messages: bool,
     quota: Bucket,
     pub fail: HashMap<String, FailFault>,
     pub delay: HashMap<String, DelayFault>,
@@ -222,6 +225,7 @@ impl State {
             refresh_token_lifetime: None,
             consent_error: None,
             history_reports_deletions: true,
+            history_only_messages: false,
             quota: Bucket {
                 per_minute,
                 available: f64::from(per_minute) / 60.0,

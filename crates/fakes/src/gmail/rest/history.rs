@@ -35,11 +35,14 @@ pub(super) async fn history_list(call: Call) -> Response {
                     Change::Added => "messagesAdded",
                     Change::Deleted => "messagesDeleted",
                 };
-                json!({
-                    "id": e.id.to_string(),
-                    "messages": [{"id": e.message_id, "threadId": e.thread_id}],
-                    key: [{"message": m}],
-                })
+                let messages = json!([{"id": e.message_id, "threadId": e.thread_id}]);
+                if s.history_only_messages {
+                    // Google's discovery document: the change-type fields "may duplicate
+                    // messages in this field" — a record may say only which messages.
+                    json!({"id": e.id.to_string(), "messages": messages})
+                } else {
+                    json!({"id": e.id.to_string(), "messages": messages, key: [{"message": m}]})
+                }
             })
             .collect();
         let (from, max) = page(req, events.len())?;

@@ -302,8 +302,13 @@ fn list_in<T: DeserializeOwned>(
                 format!("neither a list nor an object with `{field}`"),
             )
         })?,
+        // Go's encoding/json writes a nil slice as `null`: muster's empty list.
+        serde_json::Value::Null => return Ok(Vec::new()),
         _ => return Err(Error::bad(endpoint, "not a list")),
     };
+    if list.is_null() {
+        return Ok(Vec::new());
+    }
     serde_json::from_value(list).map_err(|e| Error::bad(endpoint, e.to_string()))
 }
 

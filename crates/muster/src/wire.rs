@@ -175,10 +175,12 @@ fn optional_id<'de, D: serde::Deserializer<'de>>(
     d.deserialize_option(OptionalIdText)
 }
 
+/// A list of ids; `null` (Go's nil slice) is the empty list.
 fn id_list<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
     #[derive(Deserialize)]
     struct Id(#[serde(deserialize_with = "id")] String);
-    Ok(Vec::<Id>::deserialize(d)?
+    Ok(Option::<Vec<Id>>::deserialize(d)?
+        .unwrap_or_default()
         .into_iter()
         .map(|i| i.0)
         .collect())

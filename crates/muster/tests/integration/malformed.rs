@@ -54,6 +54,25 @@ async fn a_draft_list_that_is_not_json_is_a_bad_response_naming_the_endpoint() {
 }
 
 #[tokio::test]
+async fn go_s_null_for_an_empty_list_reads_as_empty() {
+    // encoding/json writes a nil slice as `null`, bare or under the list's field.
+    for body in ["null", r#"{"drafts":null}"#] {
+        let muster = serve("/api/plugin/drafts", StatusCode::OK, body).await;
+        assert_eq!(muster.list_drafts(None).await.unwrap(), vec![], "{body}");
+    }
+    let muster = serve(
+        "/api/plugin/messages",
+        StatusCode::OK,
+        r#"{"messages":[{"id":3,"plugin":"p","from":"a@b","subject":"s","state":"relayed",
+        "routes":null}]}"#,
+    )
+    .await;
+    let messages = muster.list_messages(None).await.unwrap();
+    assert_eq!(messages.len(), 1);
+    assert!(messages[0].routes.is_empty());
+}
+
+#[tokio::test]
 async fn a_draft_without_updated_at_names_the_missing_field() {
     let muster = serve(
         "/api/plugin/drafts",

@@ -229,6 +229,9 @@ impl MusterClient {
     }
 }
 
+/// muster's answer to a call without a valid session cookie.
+const NOT_SIGNED_IN: &str = "not signed in";
+
 /// How an answer is to be taken before anyone reads it.
 enum Answer {
     /// muster answered (any status left is muster's own).
@@ -257,7 +260,30 @@ async fn screen(path: &str, response: Response) -> Result<Answer> {
     }
     let json = is_json(&response);
     match status {
-        StatusCode::UNAUTHORIZED if json => Ok(Answer::NotSignedIn),
+        StatusCode::UNAUTHORIZED if json => {
+            // Only the session tier's refusal is about the cookie (`refuseUnauthenticated` in
+            // muster's internal/api/auth.go); another JSON 401 (the hook tier's "invalid or
+            // missing hook token", the service tier's) would not be cured by signing in again,
+            // which costs one of muster's 10 logins a minute.
+            let bytes = response.bytes().await.map_err(|e| Error::transport(&e))?;
+            let text = serde_json::from_slice::<wire::ErrorBody>(&bytes)
+                .ok()
+                .and_then(|b| b.error)
+                .unwrap_or_default();
+            if text == NOT_SIGNED_IN {
+                Ok(Answer::NotSignedIn)
+            } else {
+                Err(Error::Server {
+                    endpoint: path.to_owned(),
+                    status: status.as_u16(),
+                    message: if text.is_empty() {
+                        "Unauthorized".to_owned()
+                    } else {
+                        text
+                    },
+                })
+            }
+        }
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN if !json => Err(Error::NotMuster {
             status: status.as_u16(),
         }),
@@ -328,15 +354,29 @@ pub(crate) fn decode<T: DeserializeOwned>(endpoint: &str, bytes: &[u8]) -> Resul
 /// An error for an answer no caller expects, from muster's `{"error": "…"}` body when it has one.
 pub(crate) async fn error_from(endpoint: &str, status: StatusCode, response: Response) -> Error {
     let bytes = response.bytes().await.unwrap_or_default();
+    // muster's JSON `{"error"}`, else the sentence of a plain-text answer (Go's `http.Error`
+    // writes one, as muster's own CLI shows it), trimmed, else the status's reason.
     let message = serde_json::from_slice::<wire::ErrorBody>(&bytes)
         .ok()
         .and_then(|b| b.error)
+        .or_else(|| plain_text(&bytes))
         .unwrap_or_else(|| status.canonical_reason().unwrap_or("no reason").to_owned());
     Error::Server {
         endpoint: endpoint.to_owned(),
         status: status.as_u16(),
         message,
     }
+}
+
+/// The first line of a plain-text body, at most 200 characters; `None` for an empty, binary or
+/// JSON body.
+fn plain_text(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?.trim();
+    if text.is_empty() || text.starts_with(['{', '[', '<']) {
+        return None;
+    }
+    let line = text.lines().next().unwrap_or_default().trim();
+    Some(line.chars().take(200).collect())
 }
 
 fn normalise_base(url: Url) -> Result<Url> {

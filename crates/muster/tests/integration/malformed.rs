@@ -5,34 +5,52 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use countersign_muster::{Decision, Error, MusterClient};
 
-/// A server whose `/login` works and whose `path` answers `status` with `body`.
+/// A server whose `/login` works and whose `path` answers `status` with `body` as JSON.
 async fn serve(path: &'static str, status: StatusCode, body: &'static str) -> MusterClient {
-    let answer =
-        move || async move { (status, [(header::CONTENT_TYPE, "application/json")], body) };
+    serve_as(path, status, "application/json", body).await.0
+}
+
+/// [`serve`] with the body's content type, and how many times `/login` was called.
+async fn serve_as(
+    path: &'static str,
+    status: StatusCode,
+    content_type: &'static str,
+    body: &'static str,
+) -> (MusterClient, Arc<AtomicUsize>) {
+    let logins = Arc::new(AtomicUsize::new(0));
+    let counted = logins.clone();
+    let answer = move || async move { (status, [(header::CONTENT_TYPE, content_type)], body) };
     let app = Router::new()
         .route(
             "/login",
-            post(|| async {
-                (
-                    StatusCode::SEE_OTHER,
-                    [
-                        (header::LOCATION, "/"),
-                        (
-                            header::SET_COOKIE,
-                            "muster_session=s1; HttpOnly; SameSite=Lax; Path=/",
-                        ),
-                    ],
-                )
-                    .into_response()
+            post(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async {
+                    (
+                        StatusCode::SEE_OTHER,
+                        [
+                            (header::LOCATION, "/"),
+                            (
+                                header::SET_COOKIE,
+                                "muster_session=s1; HttpOnly; SameSite=Lax; Path=/",
+                            ),
+                        ],
+                    )
+                        .into_response()
+                }
             }),
         )
         .route(path, get(answer).post(answer));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
-    MusterClient::new(format!("http://{addr}").parse().unwrap(), "pw".into()).unwrap()
+    let client = MusterClient::new(format!("http://{addr}").parse().unwrap(), "pw".into()).unwrap();
+    (client, logins)
 }
 
 fn problem(e: Error) -> (String, String) {
@@ -174,4 +192,40 @@ async fn a_login_redirect_without_the_cookie_is_a_bad_response() {
     let (endpoint, problem) = problem(muster.login().await.unwrap_err());
     assert_eq!(endpoint, "POST /login");
     assert!(problem.contains("muster_session"), "{problem}");
+}
+
+#[tokio::test]
+async fn a_json_401_that_is_not_about_the_session_is_shown_and_signs_in_no_more() {
+    // The hook tier's refusal (muster's requireHookToken): signing in again cannot cure it.
+    let (muster, logins) = serve_as(
+        "/api/plugin/drafts",
+        StatusCode::UNAUTHORIZED,
+        "application/json",
+        r#"{"error":"invalid or missing hook token"}"#,
+    )
+    .await;
+    let error = muster.list_drafts(None).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::Server { status: 401, message, .. }
+            if message == "invalid or missing hook token"),
+        "{error:?}"
+    );
+    assert_eq!(logins.load(Ordering::SeqCst), 1, "signed in again for it");
+}
+
+#[tokio::test]
+async fn a_plain_text_500_shows_musters_sentence() {
+    let (muster, _) = serve_as(
+        "/api/plugin/drafts",
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "text/plain; charset=utf-8",
+        "database is locked\n",
+    )
+    .await;
+    let error = muster.list_drafts(None).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::Server { status: 500, message, .. } if message == "database is locked"),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("database is locked"), "{error}");
 }

@@ -21,6 +21,9 @@ use crate::store::{
 };
 use crate::sync::muster::redraft_bound;
 
+/// The redraft line of a reply written on muster's fallback route.
+const CHIEFS_REPLY: &str = "the chief's reply — a refusal is final";
+
 /// One version in the history list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
@@ -199,10 +202,21 @@ pub async fn review_detail_since(
         None => None,
     };
     let (routes, bound) = match (&item.summary.source, &item.muster.message_ref) {
-        (Source::Muster, Some(message)) => (
-            store.routes_for_message(&account.id, message).await?,
-            redraft_bound(item.muster.redraft_number),
-        ),
+        (Source::Muster, Some(message)) => {
+            let routes = store.routes_for_message(&account.id, message).await?;
+            // Past the redraft bound muster routes the message to the chief: a refusal of the
+            // chief's reply hands it to nobody (muster's MaxRouteRedrafts).
+            let on_fallback = routes.iter().any(|r| {
+                r.state == crate::domain::RouteState::Fallback
+                    && item.muster.route_id.as_deref() == Some(r.route_id.as_str())
+            });
+            let bound = if on_fallback {
+                Some(CHIEFS_REPLY.to_owned())
+            } else {
+                redraft_bound(item.muster.redraft_number)
+            };
+            (routes, bound)
+        }
         _ => (vec![], None),
     };
     let answered = crate::answered::answered_message(store, &item).await?;

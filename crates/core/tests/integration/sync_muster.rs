@@ -133,6 +133,21 @@ async fn the_whole_refusal_story_is_mirrored_up_to_the_redraft_bound() {
     let fallback = routes.last().unwrap();
     assert_eq!(fallback.state, RouteState::Fallback);
     assert_eq!(fallback.session, "chief");
+
+    // The chief's reply on the fallback route: no session will redraft it again.
+    let chiefs = env
+        .muster
+        .file_draft(&fallback.route_id, "The chief writes back himself.")
+        .unwrap();
+    resync(&env, &account).await;
+    let item = item_for(&env, &chiefs).await;
+    let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        detail.content.redraft_bound.as_deref(),
+        Some("the chief's reply — a refusal is final")
+    );
 }
 
 #[tokio::test]

@@ -244,8 +244,9 @@ impl GmailClient {
     /// Run `call` and parse its JSON answer.
     pub(crate) async fn execute<T: DeserializeOwned>(&self, call: &Call) -> Result<T> {
         let body = self.execute_raw(call).await?;
-        serde_json::from_slice(&body).map_err(|e| Error::BadResponse {
-            detail: format!("{} answered unexpected JSON: {e}", call.method.name()),
+        serde_json::from_slice(&body).map_err(|e| Error::UnreadableAnswer {
+            method: call.method.name(),
+            detail: format!("unexpected JSON: {e}"),
         })
     }
 

@@ -82,6 +82,15 @@ pub enum Error {
         /// Gmail's limit in bytes.
         limit: usize,
     },
+    /// Google answered success (2xx) with a body this client cannot read: the call may well
+    /// have been carried out (a send, a delete), so its outcome is unknown, not refused.
+    #[error("cannot read Gmail's answer to {method}: {detail}")]
+    UnreadableAnswer {
+        /// The call, e.g. `drafts.send`.
+        method: &'static str,
+        /// What was wrong with the body.
+        detail: String,
+    },
     /// Google answered something this client cannot read.
     #[error("cannot read Gmail's answer: {detail}")]
     BadResponse {

@@ -133,8 +133,11 @@ pub(super) fn gmail_failure(error: countersign_gmail::Error, call: GmailCall) ->
         G::RateLimited { retry_after } => Step::rate_limited(retry_after),
         // Too large for Gmail: nothing left, and sending again would not help.
         e @ G::TooLarge { .. } => Step::refused(e.to_string()),
-        // A send or a delete may have been acted on: look, never repeat blindly.
-        e @ (G::Transport { .. } | G::Server { .. }) if changes_mailbox => {
+        // A send or a delete may have been acted on: look, never repeat blindly. A success
+        // whose body could not be read was acted on, most likely (muster's path does the same).
+        e @ (G::Transport { .. } | G::Server { .. } | G::UnreadableAnswer { .. })
+            if changes_mailbox =>
+        {
             Step::uncertain(e.to_string())
         }
         G::Transport { .. } | G::Server { .. } => Step::retry(OFFLINE_GMAIL),

@@ -167,6 +167,28 @@ async fn a_connection_dropped_after_the_send_committed_is_reconciled_as_sent_onc
 }
 
 #[tokio::test]
+async fn a_send_whose_success_answer_cannot_be_read_is_looked_up_not_refused_and_sent_once() {
+    let (env, account) = gmail_env().await;
+    let draft = env
+        .gmail
+        .file_draft(&reply(1, "sent, answer garbled"), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let decision = approve_now(&env, item.id).await;
+    // Google sends it, then its 200 answer arrives cut short.
+    env.gmail.garble_after_commit("drafts.send", 1);
+    let dispatcher = env.dispatcher().await;
+    let first = dispatcher.run_once().await.unwrap();
+    assert_eq!(first.ended(OutcomeKind::Uncertain), vec![decision.id]);
+    dispatch_until(&dispatcher, "the send is found in Sent", || async {
+        env.store.get_decision(decision.id).await.unwrap().state == DecisionState::Done
+    })
+    .await;
+    assert_eq!(env.gmail.request_count("drafts.send"), 1, "sent again");
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
+}
+
+#[tokio::test]
 async fn a_429_on_send_is_retried_and_a_503_is_reconciled_first_never_duplicated() {
     let (env, account) = gmail_env().await;
     let limited = env.gmail.file_draft(&reply(1, "rate limited"), None);

@@ -41,6 +41,12 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
                 s.drop.insert(body.method, body.times);
             }),
         )
+        .route(
+            "/_control/faults/garble",
+            change(|s, body: DropBody| {
+                s.garble.insert(body.method, body.times);
+            }),
+        )
         .route("/_control/faults", delete(clear_faults))
         .route("/_control/offline", post(offline))
         .route("/_control/oauth/revoke", act(GmailState::revoke_all))

@@ -193,6 +193,7 @@ impl Shared {
         s.fail.clear();
         s.delay.clear();
         s.drop.clear();
+        s.garble.clear();
     }
 }
 
@@ -400,6 +401,12 @@ impl FakeGmail {
     /// answering.
     pub fn drop_after_commit(&self, method: &str, times: u32) {
         self.shared.lock().drop.insert(method.to_owned(), times);
+    }
+
+    /// For the next `times` calls of `method`: do the work, then answer 200 with a body cut
+    /// short (what a proxy or a dropped stream leaves): the client cannot read the answer.
+    pub fn garble_after_commit(&self, method: &str, times: u32) {
+        self.shared.lock().garble.insert(method.to_owned(), times);
     }
 
     /// Remove every injected fault.

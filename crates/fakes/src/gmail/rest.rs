@@ -171,7 +171,7 @@ impl Call {
         body: impl FnOnce(&mut Mailbox, &Req) -> Result<Answer, ApiError>,
     ) -> Response {
         let req = &self.req;
-        let (delay, outcome, dropped) = {
+        let (delay, outcome, dropped, garbled) = {
             let mut s = self.shared.lock();
             s.log.push(super::state::LoggedRequest {
                 method: spec.name.to_owned(),
@@ -186,7 +186,8 @@ impl Call {
                 Err(e) => Err(e),
             };
             let dropped = outcome.is_ok() && s.take_drop(spec.name);
-            (delay, outcome, dropped)
+            let garbled = outcome.is_ok() && s.take_garble(spec.name);
+            (delay, outcome, dropped, garbled)
         };
         // The change is made before the delay, as at Google: a client that gives up waiting does
         // not undo what the server already did.
@@ -194,6 +195,19 @@ impl Call {
             tokio::time::sleep(delay).await;
         }
         let mut response = match outcome {
+            Ok(Answer::Json(v)) if garbled => {
+                let text = v.to_string();
+                let cut = &text[..text.len() / 2];
+                (
+                    StatusCode::OK,
+                    [(
+                        axum::http::header::CONTENT_TYPE,
+                        "application/json; charset=UTF-8",
+                    )],
+                    cut.to_owned(),
+                )
+                    .into_response()
+            }
             Ok(Answer::Json(v)) => Json(v).into_response(),
             Ok(Answer::Empty) => StatusCode::NO_CONTENT.into_response(),
             Err(e) => e.into_response(),

@@ -195,6 +195,8 @@ pub struct State {
     pub fail: HashMap<String, FailFault>,
     pub delay: HashMap<String, DelayFault>,
     pub drop: HashMap<String, u32>,
+    /// Calls whose change is made and whose 200 answer is then cut short (unreadable JSON).
+    pub garble: HashMap<String, u32>,
     pub log: Vec<LoggedRequest>,
     /// Largest JSON request body accepted (Google: about 5 MB); larger ones answer 413.
     pub json_body_limit: usize,
@@ -234,6 +236,7 @@ impl State {
             fail: HashMap::new(),
             delay: HashMap::new(),
             drop: HashMap::new(),
+            garble: HashMap::new(),
             log: Vec::new(),
         }
     }

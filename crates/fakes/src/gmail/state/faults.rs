@@ -37,15 +37,24 @@ impl State {
     }
 
     pub fn take_drop(&mut self, method: &str) -> bool {
-        match self.drop.get_mut(method) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                if *n == 0 {
-                    self.drop.remove(method);
-                }
-                true
+        take_one(&mut self.drop, method)
+    }
+
+    pub fn take_garble(&mut self, method: &str) -> bool {
+        take_one(&mut self.garble, method)
+    }
+}
+
+/// Counts down the fault armed for `method` in `faults`: whether this call gets it.
+fn take_one(faults: &mut std::collections::HashMap<String, u32>, method: &str) -> bool {
+    match faults.get_mut(method) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            if *n == 0 {
+                faults.remove(method);
             }
-            _ => false,
+            true
         }
+        _ => false,
     }
 }

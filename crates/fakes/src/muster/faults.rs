@@ -43,7 +43,9 @@ pub struct LoggedRequest {
 /// What an armed fault does to a matching request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultAction {
-    /// Answer this status with `{"error": "injected failure"}` without touching any state.
+    /// Answer this status with `{"error": "injected failure"}` without touching any state; a
+    /// 401 is muster's own session refusal, `{"error": "not signed in"}` (the only JSON 401 of
+    /// its owner routes: `refuseUnauthenticated` in internal/api/auth.go).
     Fail(u16),
     /// Wait this long, then handle the request normally.
     Delay(Duration),
@@ -189,11 +191,12 @@ pub(crate) async fn observe(
                     log(status, false);
                     let status = axum::http::StatusCode::from_u16(status)
                         .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-                    return (
-                        status,
-                        Json(serde_json::json!({"error": "injected failure"})),
-                    )
-                        .into_response();
+                    let text = if status == axum::http::StatusCode::UNAUTHORIZED {
+                        "not signed in"
+                    } else {
+                        "injected failure"
+                    };
+                    return (status, Json(serde_json::json!({ "error": text }))).into_response();
                 }
                 FaultAction::FrontPage(status) => {
                     log(status, false);

@@ -91,38 +91,14 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
                 .unwrap();
         }
         ItemState::Queued => {
-            decide::approve(
-                &store,
-                &shown,
-                UndoWindow::FromSettings,
-                OWNER,
-                Confirmation::None,
-            )
-            .await
-            .unwrap();
+            approve_as_owner(&store, &shown).await;
         }
         ItemState::Sending => {
-            decide::approve(
-                &store,
-                &shown,
-                UndoWindow::FromSettings,
-                OWNER,
-                Confirmation::None,
-            )
-            .await
-            .unwrap();
+            approve_as_owner(&store, &shown).await;
             dispatch(None).await;
         }
         ItemState::Sent => {
-            decide::approve(
-                &store,
-                &shown,
-                UndoWindow::FromSettings,
-                OWNER,
-                Confirmation::None,
-            )
-            .await
-            .unwrap();
+            approve_as_owner(&store, &shown).await;
             dispatch(Some((DispatchOutcome::Done, ItemEvent::Delivered))).await;
         }
         ItemState::Rejected => {
@@ -132,15 +108,7 @@ async fn item_in(source: Source, state: ItemState) -> (tempfile::TempDir, Store,
             dispatch(Some((DispatchOutcome::Done, ItemEvent::RejectionDone))).await;
         }
         ItemState::SendFailed => {
-            decide::approve(
-                &store,
-                &shown,
-                UndoWindow::FromSettings,
-                OWNER,
-                Confirmation::None,
-            )
-            .await
-            .unwrap();
+            approve_as_owner(&store, &shown).await;
             dispatch(Some((
                 DispatchOutcome::Failed("the recipient's server refused it".into()),
                 ItemEvent::SendRefused,
@@ -158,6 +126,19 @@ fn state_of(actions: &[ActionState], action: Action) -> ActionState {
         .find(|a| a.action == action)
         .unwrap_or_else(|| panic!("{action:?} is offered: {actions:?}"))
         .clone()
+}
+
+/// The owner approves `shown` with the settings' undo window.
+async fn approve_as_owner(store: &Store, shown: &decide::Shown) {
+    decide::approve(
+        store,
+        shown,
+        UndoWindow::FromSettings,
+        OWNER,
+        Confirmation::None,
+    )
+    .await
+    .unwrap();
 }
 
 /// The item's current version, displayed to the owner (an approval binds only to that).

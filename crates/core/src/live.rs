@@ -1,5 +1,5 @@
 //! Keeping the mirror fresh while an app runs: muster's event stream (a full re-sync after every
-//! (re)connect, targeted re-fetches on change events) and a periodic Gmail sync whose cadence
+//! (re)connect and every few minutes, targeted re-fetches on change events) and a periodic Gmail sync whose cadence
 //! follows whether the window is visible ([`GmailCadence`]).
 //!
 //! Each change is reported to a callback, which the desktop app turns into UI events and
@@ -51,6 +51,9 @@ pub async fn follow_muster(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut events = client.events(options);
+    // Whether the owner was last told this account is offline: a quiet stream is not, but a
+    // periodic re-sync that could not reach muster is, until one reaches it again.
+    let mut offline = false;
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
@@ -66,7 +69,10 @@ pub async fn follow_muster(
         };
         match applied {
             Ok(Some(_report)) => {
-                if matches!(event, MusterEvent::Connected) {
+                if matches!(event, MusterEvent::Connected)
+                    || (offline && matches!(event, MusterEvent::Resync))
+                {
+                    offline = false;
                     reachability::record_answered(&store, &account.id).await;
                     on_change(LiveChange::Reachability {
                         account_id: account.id.clone(),
@@ -85,6 +91,7 @@ pub async fn follow_muster(
                     MusterEvent::Disconnected { reason } => (false, reason.clone()),
                     _ => (true, reachability::MUSTER_SIGN_IN_AGAIN.to_string()),
                 };
+                offline = !online;
                 on_change(LiveChange::Reachability {
                     account_id: account.id.clone(),
                     online,
@@ -96,6 +103,7 @@ pub async fn follow_muster(
                 if reachability::record_failure(&store, &account.id, &e).await
                     == Failure::Unreachable
                 {
+                    offline = true;
                     on_change(LiveChange::Reachability {
                         account_id: account.id.clone(),
                         online: false,

@@ -53,8 +53,7 @@ impl MusterClient {
         Self::with_request_timeout(base_url, password, DEFAULT_REQUEST_TIMEOUT)
     }
 
-    /// Like [`Self::new`] with another per-call timeout (the event stream has none: it uses
-    /// its silence timeout instead).
+    /// Like [`Self::new`] with another per-call timeout (the open event stream has none).
     pub fn with_request_timeout(
         base_url: Url,
         password: String,
@@ -81,6 +80,12 @@ impl MusterClient {
             // A 303 from /login must reach us: its Set-Cookie is the session.
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(10))
+            // The event stream may be silent for hours; keep-alive probes are what end it when
+            // muster's host or the path to it is gone (a dead peer is noticed within about
+            // 30 s + 4 × 15 s), where a read timeout would end every quiet stream.
+            .tcp_keepalive(Duration::from_secs(30))
+            .tcp_keepalive_interval(Duration::from_secs(15))
+            .tcp_keepalive_retries(4)
             .user_agent(concat!("countersign/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|_| Error::InvalidUrl {

@@ -1,16 +1,23 @@
 //! Live changes: a consumer of muster's `GET /events` (Server-Sent Events).
 //!
 //! muster writes a `: connected` comment, then frames `event: <name>` / `data: {"id":"…"}`,
-//! with no `id:` lines, no replay and no heartbeat. So: after every (re)connect the consumer is
-//! told [`MusterEvent::Connected`] and must re-sync fully (anything may have changed while the
-//! stream was down); a stream silent for longer than [`EventOptions::silence_timeout`] is
-//! treated as dead and reconnected; reconnects back off exponentially with jitter; a refused
-//! cookie gets the client's one silent re-login.
+//! with no `id:` lines, no replay and no heartbeat. So:
+//! - after every (re)connect the consumer is told [`MusterEvent::Connected`] and must re-sync
+//!   fully (anything may have changed while the stream was down);
+//! - silence is normal (a quiet instance writes nothing for hours), so it is never read as an
+//!   outage: the socket has TCP keep-alive (the client's, see `MusterClient`), which ends a
+//!   stream whose peer is gone, and while the stream is open the consumer is told
+//!   [`MusterEvent::Resync`] every [`EventOptions::resync_every`];
+//! - muster's broadcaster gives each subscriber a 16-event buffer and drops what a slow reader
+//!   missed (`ZacxDev/muster` internal/sse/broadcaster.go, `Broadcast`), on a stream that also
+//!   carries every task, agent and chat event: the periodic re-sync is what catches a dropped
+//!   draft change, and its requests prove the service still answers;
+//! - reconnects back off exponentially with jitter; a refused cookie gets the client's one
+//!   silent re-login.
 //!
 //! The `text/event-stream` framing is `eventsource-stream`'s. muster writes each frame as
 //! `event: <name>\ndata: <json>\n\n` and refuses CR or LF inside the data
-//! (`ZacxDev/muster` internal/sse/broadcaster.go, `ValidData`); it drops events for a
-//! subscriber whose buffer is full, which is one more reason a reconnect re-syncs fully.
+//! (`ZacxDev/muster` internal/sse/broadcaster.go, `ValidData`).
 
 use std::time::Duration;
 
@@ -32,6 +39,9 @@ pub enum MusterEvent {
     /// The stream is (re)connected — or a frame could not be read. Anything may have changed
     /// unseen: re-sync fully.
     Connected,
+    /// The stream is open but events may have been dropped since the last full sync (muster
+    /// drops them for a slow reader): re-sync fully. Sent every [`EventOptions::resync_every`].
+    Resync,
     /// `plugin.draft.changed`: re-fetch this draft.
     DraftChanged {
         /// The draft id.
@@ -55,10 +65,13 @@ pub enum MusterEvent {
 /// How the event stream behaves.
 #[derive(Clone, Debug)]
 pub struct EventOptions {
-    /// A stream with no event frame for this long is treated as dead and reconnected (comments
-    /// do not count; muster sends no heartbeat, so on a quiet instance this also re-syncs once
-    /// per timeout).
-    pub silence_timeout: Duration,
+    /// How long the answer to `GET /events` (its head) may take before the attempt counts as
+    /// failed. The open stream itself has no time limit: muster writes nothing while nothing
+    /// happens.
+    pub connect_timeout: Duration,
+    /// While the stream is open, a [`MusterEvent::Resync`] is sent this often: muster drops
+    /// events for a subscriber whose 16-event buffer is full, and nothing else would notice.
+    pub resync_every: Duration,
     /// The first reconnect delay; it doubles on every failed attempt.
     pub min_backoff: Duration,
     /// The longest reconnect delay.
@@ -70,7 +83,10 @@ pub struct EventOptions {
 impl Default for EventOptions {
     fn default() -> Self {
         Self {
-            silence_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(30),
+            // Within the five minutes a dropped change may stay unseen; each re-sync is a few
+            // requests (drafts, messages, the routes of each message).
+            resync_every: Duration::from_secs(4 * 60),
             min_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(60),
             buffer: 256,
@@ -150,14 +166,14 @@ async fn connect_once(
         connected: false,
     };
     // No reqwest timeout here: it would cover the whole endless body. The head must arrive
-    // within the silence timeout; the open stream is then watched for silence below.
+    // within the connect timeout; the open stream then has no time limit.
     let connect = client.send(
         Method::GET,
         paths::EVENTS,
         |r| r.header(ACCEPT, "text/event-stream"),
         None,
     );
-    let response = match tokio::time::timeout(options.silence_timeout, connect).await {
+    let response = match tokio::time::timeout(options.connect_timeout, connect).await {
         Err(_) => return retry("GET /events did not answer in time".into()),
         Ok(Ok(response)) => response,
         Ok(Err(Error::SignInAgain | Error::WrongPassword)) => {
@@ -187,24 +203,32 @@ async fn connect_once(
         reason,
         connected: true,
     };
-    // Bytes that are not UTF-8 never complete a frame; the silence timeout then reconnects.
+    // Bytes that are not UTF-8 never complete a frame; the next re-sync still catches up.
     let mut frames = response.bytes_stream().eventsource();
+    // The first tick of an interval is at once; Connected has just asked for that sync.
+    let mut resync = tokio::time::interval_at(
+        tokio::time::Instant::now() + options.resync_every,
+        options.resync_every,
+    );
+    // A consumer slower than the interval gets one Resync, not a burst of them.
+    resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        // reqwest's per-request timeout covers the whole body, so the stream is read without
-        // it and silence is timed here instead.
-        let frame = match tokio::time::timeout(options.silence_timeout, frames.next()).await {
-            Err(_) => {
-                return ended(format!(
-                    "no event for {} ms; reconnecting",
-                    options.silence_timeout.as_millis()
-                ))
+        let frame = tokio::select! {
+            frame = frames.next() => frame,
+            _ = resync.tick() => {
+                if tx.send(MusterEvent::Resync).await.is_err() {
+                    return Ended::Stop;
+                }
+                continue;
             }
-            Ok(None) => return ended("muster closed the event stream".into()),
-            Ok(Some(Err(EventStreamError::Transport(_)))) => {
+        };
+        let frame = match frame {
+            None => return ended("muster closed the event stream".into()),
+            Some(Err(EventStreamError::Transport(_))) => {
                 return ended("the event stream broke off".into())
             }
-            Ok(Some(Err(_))) => return ended("the event stream sent an unreadable frame".into()),
-            Ok(Some(Ok(frame))) => frame,
+            Some(Err(_)) => return ended("the event stream sent an unreadable frame".into()),
+            Some(Ok(frame)) => frame,
         };
         if let Some(event) = muster_event(&frame) {
             if tx.send(event).await.is_err() {

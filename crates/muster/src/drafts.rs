@@ -153,7 +153,10 @@ pub enum DecideOutcome {
         note: String,
     },
     /// 409 `draft_unchecked`: the plugin has not checked it yet; only rejecting is possible.
-    Unchecked,
+    Unchecked {
+        /// muster's own sentence (its `error`), for the owner.
+        message: String,
+    },
     /// 409 `already_decided`. `same_decision`: the draft already carries this decision (a
     /// repeat, e.g. after a lost answer: treat as done); otherwise it was decided elsewhere.
     AlreadyDecided {
@@ -163,7 +166,10 @@ pub enum DecideOutcome {
         same_decision: bool,
     },
     /// 409 `check_refused`: the plugin refused it; it can never be approved.
-    CheckRefused,
+    CheckRefused {
+        /// muster's own sentence (its `error`), for the owner.
+        message: String,
+    },
     /// 412 `stale`: the draft changed since it was reviewed; review it again.
     Stale {
         /// The draft as it is now.
@@ -171,6 +177,14 @@ pub enum DecideOutcome {
     },
     /// 404: no such draft.
     NotFound,
+}
+
+/// muster's `error` text of a coded answer, or its code's meaning when it sent none.
+fn musters_sentence(error: Option<String>) -> String {
+    error
+        .map(|e| e.trim().to_owned())
+        .filter(|e| !e.is_empty())
+        .unwrap_or_else(|| "muster gave no reason".to_owned())
 }
 
 /// An id muster could have minted: anything else cannot name a draft and is not sent.
@@ -204,8 +218,30 @@ impl MusterClient {
         }
         let path = paths::draft(id);
         let endpoint = format!("GET {}/{{id}}", paths::DRAFTS);
-        let draft: wire::Draft = self.get_json(&path, &[], || format!("draft {id}")).await?;
+        let draft: wire::Draft = match self.get_json(&path, &[], || format!("draft {id}")).await {
+            Err(Error::NoPluginApi) if self.has_plugin_api().await? => return Err(not_found()),
+            answer => answer?,
+        };
         draft.into_public(&endpoint)
+    }
+
+    /// Whether the plugin-draft routes exist. muster answers a record it does not have on a
+    /// per-id route with Go's `http.NotFound` — the same plain-text `404 page not found` as a
+    /// route it does not have — so a per-id 404 is read as "gone" only when the collection
+    /// route still answers.
+    async fn has_plugin_api(&self) -> Result<bool> {
+        let probe: Result<serde_json::Value> = self
+            .get_json(
+                paths::DRAFTS,
+                &[(paths::STATE_PARAM, DraftState::Pending.as_str())],
+                || "the plugin drafts".to_owned(),
+            )
+            .await;
+        match probe {
+            Ok(_) => Ok(true),
+            Err(Error::NoPluginApi) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// `POST /api/plugin/drafts/{id}/decide` with the `updatedAt` the owner reviewed.
@@ -230,7 +266,7 @@ impl MusterClient {
             expected_updated_at,
         };
         let body = serde_json::to_vec(&body).map_err(|e| Error::bad(&endpoint, e.to_string()))?;
-        let response = self
+        let response = match self
             .send(
                 Method::POST,
                 &paths::decide(id),
@@ -240,7 +276,14 @@ impl MusterClient {
                 },
                 Some(self.inner.request_timeout),
             )
-            .await?;
+            .await
+        {
+            // A plain-text 404 changed nothing: muster refuses an unknown id before acting.
+            Err(Error::NoPluginApi) if self.has_plugin_api().await? => {
+                return Ok(DecideOutcome::NotFound)
+            }
+            answer => answer?,
+        };
         let status = response.status();
         match status {
             StatusCode::OK => {
@@ -271,10 +314,14 @@ impl MusterClient {
                 };
                 match (status, code.as_str()) {
                     (StatusCode::CONFLICT, paths::codes::DRAFT_UNCHECKED) => {
-                        Ok(DecideOutcome::Unchecked)
+                        Ok(DecideOutcome::Unchecked {
+                            message: musters_sentence(error),
+                        })
                     }
                     (StatusCode::CONFLICT, paths::codes::CHECK_REFUSED) => {
-                        Ok(DecideOutcome::CheckRefused)
+                        Ok(DecideOutcome::CheckRefused {
+                            message: musters_sentence(error),
+                        })
                     }
                     (StatusCode::CONFLICT, paths::codes::ALREADY_DECIDED) => {
                         let draft = take_draft(body_draft)?;

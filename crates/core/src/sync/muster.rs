@@ -1,7 +1,8 @@
 //! Syncing a muster instance's plugin reply drafts and routes into the mirror.
 //!
-//! muster's event stream has no ids and no replay, so a full sync runs after every (re)connect;
-//! `plugin.draft.changed` / `plugin.route.changed` then re-fetch just that draft or route.
+//! muster's event stream has no ids and no replay, and drops events for a slow reader, so a full
+//! sync runs after every (re)connect and every few minutes while connected;
+//! `plugin.draft.changed` / `plugin.route.changed` re-fetch just that draft or route.
 //! Each new refusal (a failed send, a refused check) is recorded once, however many times a
 //! sync sees it, for the desktop app to turn into one notification.
 
@@ -71,6 +72,24 @@ pub async fn sync_muster(
     }
     for draft in &drafts {
         record(store, account, draft, &mut report).await?;
+    }
+    // The list holds every draft in every state: one missing from it was deleted in muster.
+    // Only drafts still waiting for the owner change; a decision in flight settles its own.
+    let listed: BTreeSet<&str> = drafts.iter().map(|d| d.id.as_str()).collect();
+    for (item_id, external_id, _, state) in store.item_versions(&account.id).await? {
+        let waiting = matches!(
+            state,
+            ItemState::Pending | ItemState::Conflict | ItemState::AwaitingCheck
+        );
+        if waiting && !listed.contains(external_id.as_str()) {
+            store
+                .apply_item_event(
+                    item_id,
+                    crate::domain::ItemEvent::Vanished,
+                    Some("deleted in muster"),
+                )
+                .await?;
+        }
     }
     store.record_sync_success(&account.id, None, true).await?;
     Ok(report)
@@ -147,7 +166,7 @@ pub async fn apply_event(
     event: &MusterEvent,
 ) -> Result<Option<MusterSyncReport>> {
     let report = match event {
-        MusterEvent::Connected => sync_muster(store, account, client).await?,
+        MusterEvent::Connected | MusterEvent::Resync => sync_muster(store, account, client).await?,
         MusterEvent::DraftChanged { id } => sync_muster_draft(store, account, client, id).await?,
         MusterEvent::RouteChanged { id } => sync_muster_route(store, account, client, id).await?,
         MusterEvent::Disconnected { reason } => {

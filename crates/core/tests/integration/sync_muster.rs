@@ -185,16 +185,27 @@ async fn a_draft_awaiting_its_check_becomes_pending_when_the_plugin_says_sendabl
 
 fn quick_events() -> EventOptions {
     EventOptions {
-        silence_timeout: Duration::from_secs(30),
         min_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_millis(200),
         buffer: 64,
+        ..EventOptions::default()
     }
 }
 
 async fn follow(
     env: &Env,
     account: &Account,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    Arc<Mutex<Vec<LiveChange>>>,
+) {
+    follow_with(env, account, quick_events()).await
+}
+
+async fn follow_with(
+    env: &Env,
+    account: &Account,
+    options: EventOptions,
 ) -> (
     tokio::sync::watch::Sender<bool>,
     Arc<Mutex<Vec<LiveChange>>>,
@@ -207,7 +218,7 @@ async fn follow(
         env.store.clone(),
         account.clone(),
         client,
-        quick_events(),
+        options,
         Arc::new(move |change| sink.lock().unwrap().push(change)),
         stop_rx,
     ));
@@ -623,4 +634,204 @@ mod same_stamp_other_text {
             env.muster.draft(&draft).unwrap()["updatedAt"]
         );
     }
+}
+
+/// Whether the owner was ever told this account is offline.
+fn ever_offline(seen: &Mutex<Vec<LiveChange>>) -> Vec<LiveChange> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .filter(|c| matches!(c, LiveChange::Reachability { online: false, .. }))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn a_silent_stream_never_shows_the_account_offline_and_resyncs_once_per_interval() {
+    // muster writes nothing while nothing happens, for hours. Scaled down: a re-sync every
+    // 150 ms stands for the default 4 minutes, and twenty of them for 80 quiet minutes.
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let every = Duration::from_millis(150);
+    let (_stop, seen) = follow_with(
+        &env,
+        &account,
+        EventOptions {
+            resync_every: every,
+            ..quick_events()
+        },
+    )
+    .await;
+    eventually(Duration::from_secs(5), "the first sync ends", || async {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|c| matches!(c, LiveChange::Reachability { online: true, .. }))
+    })
+    .await;
+    env.muster.clear_requests();
+    let quiet_since = std::time::Instant::now();
+
+    eventually(
+        Duration::from_secs(30),
+        "twenty periodic re-syncs",
+        || async { env.muster.count_requests("GET", "/api/plugin/drafts") >= 20 },
+    )
+    .await;
+    let full_syncs = env.muster.count_requests("GET", "/api/plugin/drafts");
+    // At most one full sync per interval, however slow the machine: no re-sync storm.
+    let intervals = quiet_since.elapsed().as_millis() / every.as_millis();
+    assert!(
+        full_syncs as u128 <= intervals + 1,
+        "{full_syncs} full syncs in {intervals} intervals"
+    );
+    // The same stream all along, and the owner never saw the account go offline.
+    assert_eq!(env.muster.count_requests("GET", "/events"), 0);
+    assert_eq!(env.muster.event_streams(), 1);
+    assert_eq!(ever_offline(&seen), Vec::<LiveChange>::new());
+}
+
+#[tokio::test]
+async fn with_musters_sixteen_event_buffer_and_noise_every_change_still_reaches_the_mirror() {
+    // muster drops events for a subscriber whose 16-event buffer is full, on a stream shared
+    // with its task, agent and chat traffic. Scaled down: a re-sync every 300 ms stands for the
+    // default 4 minutes, so "within 5 minutes" is within a few seconds here.
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    env.muster.set_event_buffer(Some(16));
+    env.muster.set_event_noise(Some(Duration::from_millis(2)));
+    let (_stop, seen) = follow_with(
+        &env,
+        &account,
+        EventOptions {
+            resync_every: Duration::from_millis(300),
+            ..quick_events()
+        },
+    )
+    .await;
+    eventually(Duration::from_secs(5), "the first sync ends", || async {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|c| matches!(c, LiveChange::Reachability { online: true, .. }))
+    })
+    .await;
+
+    // 200 agents' replies in one burst: muster broadcasts 400 changes without waiting for the
+    // stream (this test's runtime has one thread, so the stream cannot drain in between).
+    let drafts: Vec<String> = (0..200)
+        .map(|n| {
+            let relayed = env
+                .muster
+                .relay_message(
+                    "gmail-relay",
+                    "inbox-chat",
+                    &format!("sender{n}@example.com"),
+                    "Hi",
+                    "Hello",
+                )
+                .unwrap();
+            env.muster
+                .file_draft(&relayed.route_id, &format!("Reply {n}"))
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        env.muster.dropped_events() > 0,
+        "the burst must overflow muster's buffer, or this test shows nothing"
+    );
+
+    eventually(
+        Duration::from_secs(60),
+        "all 200 drafts are mirrored",
+        || async {
+            for draft in &drafts {
+                if env
+                    .store
+                    .find_item(&account.id, draft)
+                    .await
+                    .unwrap()
+                    .is_none()
+                {
+                    return false;
+                }
+            }
+            true
+        },
+    )
+    .await;
+    assert_eq!(ever_offline(&seen), Vec::<LiveChange>::new());
+}
+
+#[tokio::test]
+async fn an_approval_of_a_draft_muster_deleted_ends_gone_not_retried_forever() {
+    // muster answers a draft it does not have with Go's plain-text 404, the same answer as a
+    // route it does not have.
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "ana@example.com",
+            "Hi",
+            "Hello",
+        )
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "Hello back")
+        .unwrap();
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    approve_now(&env, item.id).await;
+    env.muster.delete_draft(&draft).unwrap();
+    env.muster.clear_requests();
+
+    env.dispatcher().await.run_once().await.unwrap();
+    let item = item_for(&env, &draft).await;
+    assert_eq!(item.state, ItemState::Gone, "{:?}", item.state_reason);
+    assert_eq!(
+        env.muster
+            .count_requests("POST", &format!("/api/plugin/drafts/{draft}/decide")),
+        1
+    );
+    // Nothing is left to send: another pass asks muster nothing.
+    env.dispatcher().await.run_once().await.unwrap();
+    assert_eq!(
+        env.muster
+            .count_requests("POST", &format!("/api/plugin/drafts/{draft}/decide")),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_pending_draft_muster_deleted_leaves_the_queue_at_the_next_full_sync() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let mut drafts = Vec::new();
+    for who in ["ana@example.com", "bo@example.com"] {
+        let relayed = env
+            .muster
+            .relay_message("gmail-relay", "inbox-chat", who, "Hi", "Hello")
+            .unwrap();
+        drafts.push(
+            env.muster
+                .file_draft(&relayed.route_id, "Hello back")
+                .unwrap(),
+        );
+    }
+    resync(&env, &account).await;
+    env.muster.delete_draft(&drafts[0]).unwrap();
+    resync(&env, &account).await;
+
+    let deleted = item_for(&env, &drafts[0]).await;
+    assert_eq!(deleted.state, ItemState::Gone);
+    assert_eq!(deleted.state_reason.as_deref(), Some("deleted in muster"));
+    assert_eq!(item_for(&env, &drafts[1]).await.state, ItemState::Pending);
 }

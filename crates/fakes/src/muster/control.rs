@@ -11,11 +11,12 @@
 //! | `POST /_control/drafts/{id}/check` | `{"verdict": "sendable"\|"refused", "detail"}` | the plugin's check verdict |
 //! | `POST /_control/drafts/{id}/same-stamp-text` | `{"text"}` | a fault: the draft's text changes, its `updatedAt` does not |
 //! | `POST /_control/drafts/{id}/claim` | — | the plugin claims an approved draft |
+//! | `DELETE /_control/drafts/{id}` | — | muster deletes the draft (its routes answer Go's plain-text 404 for it) |
 //! | `POST /_control/drafts/{id}/result` | `{"ok": bool, "detail"}` | the plugin reports its send |
 //! | `POST /_control/messages/{id}/chief-draft` | `{"text"}` | the chief files a reply itself (no route): `{"draft"}` |
 //! | `POST /_control/sessions/expire` | — | every session cookie stops working |
 //! | `GET /_control/sign-ins` | — | `{"signIns": n}`: successful sign-ins so far |
-//! | `POST /_control/wire` | `{"numericIds", "bareLists", "noPluginApi"}` | write JSON as muster's Go types do, or drop the plugin-draft routes |
+//! | `POST /_control/wire` | `{"numericIds", "bareLists", "noPluginApi", "goTimes"}` | write JSON as muster's Go types do (number ids, bare lists, `RFC3339Nano` times in a +05:30 zone), or drop the plugin-draft routes |
 //! | `POST /_control/faults` | `{"method", "path", "times", "action": "fail"\|"delay"\|"drop_after_commit"\|"front_page", "status", "millis"}` | arm a fault (`front_page`: a proxy's HTML page or redirect answers instead) |
 //! | `POST /_control/faults/fail` | `{"method", "path", "times", "status"}` | the same, shaped like the fake Gmail's |
 //! | `POST /_control/faults/delay` | `{"method", "path", "times", "ms"}` | 〃 |
@@ -26,6 +27,9 @@
 //! `method` is an HTTP method (default: any); `path` may use `*` for any run of characters,
 //! e.g. `/api/plugin/drafts/*/decide`.
 //! | `POST /_control/events/cut` | — | end every open `/events` stream |
+//! | `POST /_control/events/buffer` | `{"size"}` (absent: the default) | each new stream's buffer; muster's is 16, and a full one drops events |
+//! | `POST /_control/events/noise` | `{"everyMs"}` (absent or 0: off) | play muster's other events (tasks, agents, chat) on every stream |
+//! | `GET /_control/events/dropped` | — | `{"dropped": n}`: events dropped for a full buffer |
 //! | `GET`/`DELETE /_control/requests` | — | the request log / clear it |
 
 use std::sync::Arc;
@@ -56,6 +60,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
             draft_route(rewrite_text_keeping_stamp),
         )
         .route("/_control/drafts/{id}/claim", post(claim))
+        .route("/_control/drafts/{id}", delete(delete_draft))
         .route("/_control/drafts/{id}/result", draft_route(report_result))
         .route("/_control/sessions/expire", post(expire_sessions))
         .route(
@@ -70,6 +75,12 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/_control/faults/drop", post(arm_drop))
         .route("/_control/offline", post(go_offline))
         .route("/_control/events/cut", post(cut_events))
+        .route("/_control/events/buffer", post(set_event_buffer))
+        .route("/_control/events/noise", post(set_event_noise))
+        .route(
+            "/_control/events/dropped",
+            axum::routing::get(dropped_events),
+        )
         .route("/_control/requests", delete(clear_requests).get(requests))
 }
 
@@ -181,6 +192,10 @@ async fn claim(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Res
     draft_answer(shared.store().claim(&id))
 }
 
+async fn delete_draft(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    answer(shared.store().delete_draft(&id).map(|()| json!({})))
+}
+
 #[derive(Deserialize)]
 struct SendResult {
     ok: bool,
@@ -213,6 +228,8 @@ struct Wire {
     bare_lists: bool,
     #[serde(default)]
     no_plugin_api: bool,
+    #[serde(default)]
+    go_times: bool,
 }
 
 async fn set_wire_style(State(shared): State<Arc<Shared>>, Json(w): Json<Wire>) -> Response {
@@ -220,6 +237,7 @@ async fn set_wire_style(State(shared): State<Arc<Shared>>, Json(w): Json<Wire>) 
         numeric_ids: w.numeric_ids,
         bare_lists: w.bare_lists,
         no_plugin_api: w.no_plugin_api,
+        go_times: w.go_times,
     };
     Json(json!({})).into_response()
 }
@@ -350,6 +368,36 @@ async fn go_offline(State(shared): State<Arc<Shared>>, Json(body): Json<Offline>
         server.set_online(true);
     });
     Json(json!({})).into_response()
+}
+
+#[derive(Deserialize)]
+struct BufferBody {
+    size: Option<usize>,
+}
+
+async fn set_event_buffer(
+    State(shared): State<Arc<Shared>>,
+    Json(b): Json<BufferBody>,
+) -> Response {
+    shared.events.set_buffer(b.size);
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NoiseBody {
+    every_ms: Option<u64>,
+}
+
+async fn set_event_noise(State(shared): State<Arc<Shared>>, Json(b): Json<NoiseBody>) -> Response {
+    shared
+        .noise
+        .set(&shared.events, b.every_ms.map(Duration::from_millis));
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn dropped_events(State(shared): State<Arc<Shared>>) -> Response {
+    Json(json!({ "dropped": shared.events.dropped() })).into_response()
 }
 
 async fn cut_events(State(shared): State<Arc<Shared>>) -> Response {

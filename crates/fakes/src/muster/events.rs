@@ -9,21 +9,21 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{mpsc, watch};
 
+use super::broadcast::Broadcaster;
 use super::state::Change;
 use super::Shared;
 
-/// The SSE frame muster writes for one change.
-fn frame(change: &Change, numeric_ids: bool) -> Bytes {
+/// The SSE frame muster writes for one change. muster's ids are strings on the stream whatever
+/// the wire style of its JSON answers.
+fn frame(change: &Change) -> Bytes {
     let (name, id) = match change {
         Change::Draft(id) => ("plugin.draft.changed", id),
         Change::Route(id) => ("plugin.route.changed", id),
+        Change::Other { name, id } => (*name, id),
     };
-    let data = match id.parse::<u64>() {
-        Ok(n) if numeric_ids => serde_json::json!({ "id": n }),
-        _ => serde_json::json!({ "id": id }),
-    };
+    let data = serde_json::json!({ "id": id });
     Bytes::from(format!("event: {name}\ndata: {data}\n\n"))
 }
 
@@ -32,39 +32,47 @@ enum Phase {
     Streaming,
 }
 
+/// One open stream's place at the broadcaster; leaving it (the stream ended or was dropped)
+/// unsubscribes, as muster's handler does when its request context ends.
+struct Subscription {
+    broadcaster: Broadcaster,
+    id: u64,
+    changes: mpsc::Receiver<Change>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.broadcaster.unsubscribe(self.id);
+    }
+}
+
 /// `GET /events`
 pub(crate) async fn events(State(shared): State<Arc<Shared>>) -> Response {
     // Subscribe before answering: a change made after the client saw the head is delivered.
-    let changes = shared.events.subscribe();
-    let numeric_ids = shared.store().style.numeric_ids;
+    let (id, changes) = shared.events.subscribe();
+    let subscription = Subscription {
+        broadcaster: shared.events.clone(),
+        id,
+        changes,
+    };
     let mut cut = shared.cut.subscribe();
     cut.mark_unchanged();
     let stream = futures_util::stream::unfold(
-        (Phase::Greeting, changes, cut),
-        move |(phase, mut changes, mut cut): (
-            Phase,
-            broadcast::Receiver<Change>,
-            watch::Receiver<u64>,
-        )| async move {
+        (Phase::Greeting, subscription, cut),
+        move |(phase, mut subscription, mut cut): (Phase, Subscription, watch::Receiver<u64>)| async move {
             if let Phase::Greeting = phase {
                 let hello = Bytes::from_static(b": connected\n\n");
-                return Some((Ok::<_, Infallible>(hello), (Phase::Streaming, changes, cut)));
+                return Some((
+                    Ok::<_, Infallible>(hello),
+                    (Phase::Streaming, subscription, cut),
+                ));
             }
-            loop {
-                tokio::select! {
-                    change = changes.recv() => match change {
-                        Ok(change) => {
-                            return Some((
-                                Ok(frame(&change, numeric_ids)),
-                                (Phase::Streaming, changes, cut),
-                            ));
-                        }
-                        // muster drops what a slow reader missed; so does the fake.
-                        Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                        Err(broadcast::error::RecvError::Closed) => return None,
-                    },
-                    _ = cut.changed() => return None,
+            tokio::select! {
+                change = subscription.changes.recv() => {
+                    let change = change?;
+                    Some((Ok(frame(&change)), (Phase::Streaming, subscription, cut)))
                 }
+                _ = cut.changed() => None,
             }
         },
     );

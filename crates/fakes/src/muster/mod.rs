@@ -10,6 +10,7 @@
 //! - a control API under `/_control/` (see `control.rs`) and the same methods in-process on
 //!   [`FakeMuster`], to play the plugin and the sessions and to inject faults.
 
+mod broadcast;
 mod control;
 mod events;
 mod faults;
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 use axum::routing::{get, post};
 use axum::Router;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 pub use faults::{FaultAction, LoggedRequest};
 pub use state::{
@@ -32,8 +33,9 @@ pub use state::{
 };
 
 use crate::server::ServerHandle;
+use broadcast::{Broadcaster, Noise};
 use faults::Faults;
-use state::{Change, Store};
+use state::Store;
 
 /// How to start a fake muster.
 #[derive(Clone, Debug)]
@@ -62,7 +64,8 @@ pub(crate) struct Shared {
     store: Mutex<Store>,
     faults: Mutex<Faults>,
     log: Mutex<Vec<LoggedRequest>>,
-    events: broadcast::Sender<Change>,
+    events: Broadcaster,
+    noise: Noise,
     cut: watch::Sender<u64>,
     server: OnceLock<ServerHandle>,
 }
@@ -124,13 +127,14 @@ fn router(shared: Arc<Shared>) -> Router {
 impl FakeMuster {
     /// Start serving; the seed is filed before the first request can arrive.
     pub async fn start(config: MusterConfig) -> std::io::Result<FakeMuster> {
-        let (events, _) = broadcast::channel(1024);
+        let events = Broadcaster::default();
         let (cut, _) = watch::channel(0);
         let shared = Arc::new(Shared {
             store: Mutex::new(Store::new(config.password.clone(), events.clone())),
             faults: Mutex::new(Faults::default()),
             log: Mutex::new(Vec::new()),
             events,
+            noise: Noise::default(),
             cut,
             server: OnceLock::new(),
         });
@@ -257,6 +261,11 @@ impl FakeMuster {
         self.shared.store().time_out_route(route_id)
     }
 
+    /// muster deletes the draft: every owner route answers it as not found (plain text).
+    pub fn delete_draft(&self, draft_id: &str) -> Result<(), ApiError> {
+        self.shared.store().delete_draft(draft_id)
+    }
+
     /// The draft as the owner API shows it, without a cookie (for assertions).
     pub fn draft(&self, draft_id: &str) -> Option<serde_json::Value> {
         self.shared.store().get_draft(draft_id).ok()
@@ -316,7 +325,25 @@ impl FakeMuster {
 
     /// How many `/events` streams are open right now.
     pub fn event_streams(&self) -> usize {
-        self.shared.events.receiver_count()
+        self.shared.events.count()
+    }
+
+    /// Give each `/events` stream opened from now on a buffer of `size` events, dropping what
+    /// does not fit — muster's broadcaster has 16 (`Some(16)`); `None`: the fake's roomy
+    /// default.
+    pub fn set_event_buffer(&self, size: Option<usize>) {
+        self.shared.events.set_buffer(size);
+    }
+
+    /// How many events were dropped for a stream whose buffer was full.
+    pub fn dropped_events(&self) -> u64 {
+        self.shared.events.dropped()
+    }
+
+    /// Play muster's other events (`task.changed`, `agent.stream`, …) on every stream, one
+    /// every `every`; `None` stops. Must be called inside a Tokio runtime.
+    pub fn set_event_noise(&self, every: Option<Duration>) {
+        self.shared.noise.set(&self.shared.events, every);
     }
 
     /// Every request answered so far, oldest first.

@@ -149,8 +149,13 @@ pub(crate) async fn require_session(
     if shared.store().style.no_plugin_api && req.uri().path().starts_with("/api/plugin/") {
         return page_not_found();
     }
-    if shared.store().password.chars().count() < MIN_PASSWORD_LEN {
-        // `requireSession` refuses before looking at the cookie (`internal/api/auth.go`).
+    let navigation = is_document_navigation(req.headers());
+    if shared.store().password.len() < MIN_PASSWORD_LEN {
+        // `requireSession` refuses before looking at the cookie (`internal/api/auth.go`); a
+        // browser's page load is sent to /login, which explains the missing password.
+        if navigation {
+            return see_other("/login".to_owned());
+        }
         return error(
             StatusCode::SERVICE_UNAVAILABLE,
             "the web UI is not configured for login (MUSTER_UI_PASSWORD)",
@@ -158,9 +163,49 @@ pub(crate) async fn require_session(
     }
     let signed_in = session_cookie(req.headers()).is_some_and(|s| shared.store().is_signed_in(&s));
     if !signed_in {
+        // `refuseUnauthenticated`: a page load lands on the sign-in form, which returns it
+        // to where it was going; anything else gets the JSON 401.
+        if navigation {
+            return see_other(login_path_for(req.uri()));
+        }
         return error(StatusCode::UNAUTHORIZED, "not signed in");
     }
     next.run(req).await
+}
+
+/// muster's `isDocumentNavigation` (`internal/api/auth.go`): a browser fetching a top-level
+/// document, told by `Sec-Fetch-Dest` / `Sec-Fetch-Mode` where sent, else by an `Accept` that
+/// asks for HTML from something that is not htmx or an XHR.
+fn is_document_navigation(headers: &header::HeaderMap) -> bool {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if get("HX-Request").is_some_and(|v| !v.is_empty())
+        || get("X-Requested-With") == Some("XMLHttpRequest")
+    {
+        return false;
+    }
+    if let Some(dest) = get("Sec-Fetch-Dest").filter(|v| !v.is_empty()) {
+        return dest == "document";
+    }
+    if let Some(mode) = get("Sec-Fetch-Mode").filter(|v| !v.is_empty()) {
+        return mode == "navigate";
+    }
+    get("Accept").is_some_and(|v| v.contains("text/html"))
+}
+
+/// muster's `loginPathFor`: the sign-in page, with the page asked for as a relative `next`.
+fn login_path_for(uri: &axum::http::Uri) -> String {
+    let want = uri.path_and_query().map_or("/", |p| p.as_str());
+    if want.is_empty() || want == "/" || want.starts_with("/login") {
+        return "/login".to_owned();
+    }
+    let next: String = url::form_urlencoded::byte_serialize(want.as_bytes()).collect();
+    format!("/login?next={next}")
+}
+
+/// Go's `http.Redirect` with 303 for a request that is not a HEAD or GET of HTML: the status and
+/// `Location` (its short HTML body is not needed by anyone reading the status).
+fn see_other(location: String) -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
 }
 
 /// A list as this muster writes it: bare, or wrapped under `field`.
@@ -193,7 +238,17 @@ pub(crate) async fn get_draft(
 ) -> Response {
     match shared.store().get_draft(&id) {
         Ok(draft) => Json(draft).into_response(),
-        Err(e) => e.into_response(),
+        Err(e) => per_id_error(e),
+    }
+}
+
+/// An error on a per-id route. muster's session-tier handlers answer a record they do not have
+/// with Go's `http.NotFound`: plain text, the same as a route that does not exist.
+fn per_id_error(e: ApiError) -> Response {
+    if e.status == 404 {
+        page_not_found()
+    } else {
+        e.into_response()
     }
 }
 
@@ -239,7 +294,7 @@ pub(crate) async fn decide(
             };
             Json(json!({ "draft": draft, "note": note })).into_response()
         }
-        Err(e) => e.into_response(),
+        Err(e) => per_id_error(e),
     }
 }
 

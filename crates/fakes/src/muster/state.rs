@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use super::broadcast::Broadcaster;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
-use tokio::sync::broadcast;
 
 mod owner;
 mod plugin;
@@ -42,6 +42,10 @@ pub struct WireStyle {
     pub bare_lists: bool,
     /// The plugin-draft routes are missing (a muster too old for them): Go's plain-text 404.
     pub no_plugin_api: bool,
+    /// Timestamps as Go's `time.RFC3339Nano` writes a local time: trailing zeros of the
+    /// fraction dropped (so their width varies, down to none) and the zone as an offset
+    /// (`+05:30`) instead of `Z`.
+    pub go_times: bool,
 }
 
 /// A change that is announced on `/events`.
@@ -51,6 +55,13 @@ pub enum Change {
     Draft(String),
     /// `plugin.route.changed` with this route id.
     Route(String),
+    /// One of muster's other events (tasks, agents, chat), which share the stream.
+    Other {
+        /// The event name, e.g. `task.changed`.
+        name: &'static str,
+        /// The record's id.
+        id: String,
+    },
 }
 
 /// An error answer: status plus muster's `{"error": …}` body (with `code`/`draft` when the
@@ -217,9 +228,9 @@ pub struct Relayed {
 /// All of the fake muster's state behind one lock.
 pub(crate) struct Store {
     pub(crate) password: String,
-    /// Cookies issued at or before this instant are refused (`expire_sessions`); a restart of
-    /// the fake forgets it, like muster, whose cookies are checked by signature alone.
-    revoked_before: Option<u128>,
+    /// Simulated password rotations (`expire_sessions`): each changes the cookie key. A restart
+    /// of the fake forgets them, as muster forgets nothing it did not keep in its password.
+    rotations: u32,
     login_window: Option<(Instant, usize)>,
     logins: usize,
     pub(crate) style: WireStyle,
@@ -229,8 +240,10 @@ pub(crate) struct Store {
     messages: BTreeMap<String, Message>,
     routes: BTreeMap<u64, Route>,
     drafts: BTreeMap<u64, Draft>,
+    /// Drafts muster deleted: kept in `drafts` so that their ids are never reused.
+    deleted_drafts: std::collections::BTreeSet<u64>,
     last_stamp: DateTime<Utc>,
-    events: broadcast::Sender<Change>,
+    events: Broadcaster,
 }
 
 /// What `POST /login` answers.
@@ -243,10 +256,10 @@ pub(crate) enum LoginAnswer {
 }
 
 impl Store {
-    pub(crate) fn new(password: String, events: broadcast::Sender<Change>) -> Self {
+    pub(crate) fn new(password: String, events: Broadcaster) -> Self {
         Self {
             password,
-            revoked_before: None,
+            rotations: 0,
             login_window: None,
             logins: 0,
             style: WireStyle::default(),
@@ -254,6 +267,7 @@ impl Store {
             messages: BTreeMap::new(),
             routes: BTreeMap::new(),
             drafts: BTreeMap::new(),
+            deleted_drafts: Default::default(),
             last_stamp: DateTime::<Utc>::MIN_UTC,
             events,
         }
@@ -271,12 +285,16 @@ impl Store {
             self.last_stamp + chrono::Duration::microseconds(1)
         };
         self.last_stamp = next;
-        next.to_rfc3339_opts(SecondsFormat::Micros, true)
+        if self.style.go_times {
+            go_rfc3339_nano(next)
+        } else {
+            next.to_rfc3339_opts(SecondsFormat::Micros, true)
+        }
     }
 
     fn emit(&self, change: Change) {
         // No stream connected is fine: muster does not keep events for later.
-        let _ = self.events.send(change);
+        self.events.broadcast(change);
     }
 
     // ---- sign-in -------------------------------------------------------------------------
@@ -284,7 +302,8 @@ impl Store {
     /// `POST /login` in muster's order: configuration, the form, the rate limit, the password
     /// (`internal/api/login.go`, `handleLoginSubmit`). `password` is `Err` for an unreadable form.
     pub(crate) fn login(&mut self, password: Result<Option<String>, ()>) -> LoginAnswer {
-        if self.password.chars().count() < MIN_PASSWORD_LEN {
+        // Go's `len` counts bytes: "ééééééé" (7 characters, 14 bytes) is long enough.
+        if self.password.len() < MIN_PASSWORD_LEN {
             return LoginAnswer::NoPassword;
         }
         let Ok(password) = password else {
@@ -303,7 +322,10 @@ impl Store {
             return LoginAnswer::WrongPassword;
         }
         self.logins += 1;
-        LoginAnswer::SignedIn(sign_session(&self.password, issued_now()))
+        let issued = unix_now();
+        let expiry = issued + SESSION_TTL.as_secs() as i64;
+        let key = session_key(&self.password, self.rotations);
+        LoginAnswer::SignedIn(sign_session(&key, issued, expiry))
     }
 
     /// Successful sign-ins so far.
@@ -311,21 +333,25 @@ impl Store {
         self.logins
     }
 
+    /// muster's `VerifySession`: three `|`-separated fields, the signature checked before the
+    /// expiry.
     pub(crate) fn is_signed_in(&self, session: &str) -> bool {
-        let Some((issued, _)) = session.split_once('.') else {
+        let parts: Vec<&str> = session.split('|').collect();
+        let [issued, expiry, _] = parts[..] else {
             return false;
         };
-        let Ok(issued) = issued.parse::<u128>() else {
+        let (Ok(issued), Ok(expiry)) = (issued.parse::<i64>(), expiry.parse::<i64>()) else {
             return false;
         };
-        let now = issued_now();
-        sign_session(&self.password, issued) == session
-            && now.saturating_sub(issued) < SESSION_TTL.as_micros()
-            && self.revoked_before.is_none_or(|r| issued > r)
+        let key = session_key(&self.password, self.rotations);
+        sign_session(&key, issued, expiry) == session && unix_now() < expiry
     }
 
+    /// Every cookie issued so far stops verifying. muster's one way to do this is rotating the
+    /// operator password, which changes the signing key; the fake rotates its key as if the
+    /// password had been rotated (and back), so the configured password keeps working.
     pub(crate) fn expire_sessions(&mut self) {
-        self.revoked_before = Some(issued_now());
+        self.rotations += 1;
     }
 
     fn id(&self, id: u64) -> Value {
@@ -355,24 +381,70 @@ fn insert_next<T>(table: &mut BTreeMap<u64, T>, make: impl FnOnce(u64) -> T) -> 
     id
 }
 
-/// Microseconds since the Unix epoch: when a cookie is issued.
-fn issued_now() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_micros()
+/// `t` as Go's `Format(time.RFC3339Nano)` writes it for a host in India (UTC+05:30): the
+/// fraction without trailing zeros (none at all on a whole second) and a numeric offset.
+fn go_rfc3339_nano(t: DateTime<Utc>) -> String {
+    let zone = chrono::FixedOffset::east_opt(5 * 3600 + 30 * 60).expect("a valid offset");
+    let local = t.with_timezone(&zone);
+    let nanos = format!("{:09}", local.timestamp_subsec_nanos());
+    let fraction = nanos.trim_end_matches('0');
+    let dot = if fraction.is_empty() { "" } else { "." };
+    format!(
+        "{}{dot}{fraction}{}",
+        local.format("%Y-%m-%dT%H:%M:%S"),
+        local.format("%:z")
+    )
 }
 
-/// A session cookie as muster makes one: the issue time, signed with a key derived from the
-/// operator password, so it survives a restart and dies with a password change
-/// (`internal/api/auth.go`, `uiSessionSecret`; the fake's signature is its own).
-fn sign_session(password: &str, issued: u128) -> String {
+/// Seconds since the Unix epoch, as muster's cookies count them.
+fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// muster's `uiSessionSecret`: the cookie key is derived from the operator password with a
+/// domain separator (`internal/api/auth.go`). After `rotations` simulated password rotations
+/// the fake mixes the count in, so earlier cookies stop verifying.
+fn session_key(password: &str, rotations: u32) -> [u8; 32] {
     use sha2::{Digest, Sha256};
-    let key = Sha256::digest(format!("muster-ui-session-v1\0{password}").as_bytes());
-    let mut mac = Sha256::new();
-    mac.update(key);
-    mac.update(issued.to_string().as_bytes());
-    format!("{issued}.{:x}", mac.finalize())
+    let mut hasher = Sha256::new();
+    hasher.update(b"muster-ui-session-v1\0");
+    hasher.update(password.as_bytes());
+    if rotations > 0 {
+        hasher.update(format!("\0rotated {rotations}").as_bytes());
+    }
+    hasher.finalize().into()
+}
+
+/// A session cookie as muster's `SignSession` writes one: `<issued>|<expiry>|<hex HMAC-SHA256
+/// of "<issued>|<expiry>">` (`internal/auth/auth.go`), in Unix seconds.
+fn sign_session(key: &[u8; 32], issued: i64, expiry: i64) -> String {
+    let payload = format!("{issued}|{expiry}");
+    format!(
+        "{payload}|{}",
+        hex_encode(&hmac_sha256(key, payload.as_bytes()))
+    )
+}
+
+/// HMAC (RFC 2104) over SHA-256 with a 32-byte key (shorter than the 64-byte block, so it is
+/// padded, never hashed).
+fn hmac_sha256(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(key);
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+fn hex_encode(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

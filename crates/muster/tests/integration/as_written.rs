@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use countersign_fakes::muster::{FaultAction, MusterConfig, WireStyle};
 use countersign_muster::{
-    DraftState, Error, MemorySessionKeeper, MusterClient, SessionKeeper, DEFAULT_REQUEST_TIMEOUT,
+    DecideOutcome, Decision, DraftState, Error, MemorySessionKeeper, MusterClient, SessionKeeper,
+    DEFAULT_REQUEST_TIMEOUT,
 };
 
 use crate::{client, fake, file_reply};
@@ -69,10 +70,45 @@ async fn a_muster_without_the_plugin_draft_routes_is_named_not_taken_for_an_empt
     );
     let e = muster.list_drafts(None).await.unwrap_err();
     assert!(matches!(e, Error::NoPluginApi), "{e:?}");
-    // A JSON 404 is still muster saying the draft is not there.
+    // With the routes there, the same plain-text 404 on a per-id route is muster's
+    // `http.NotFound` for a draft it does not have: told apart by the collection answering.
     fake.set_wire_style(WireStyle::default());
     let e = muster.get_draft("999").await.unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
+}
+
+#[tokio::test]
+async fn a_draft_muster_deleted_answers_plain_text_404_and_is_read_as_gone() {
+    let fake = fake().await;
+    let filed = file_reply(&fake, false);
+    let muster = client(&fake);
+    let draft = muster.get_draft(&filed.draft_id).await.unwrap();
+    fake.delete_draft(&filed.draft_id).unwrap();
+    fake.clear_requests();
+
+    let e = muster.get_draft(&filed.draft_id).await.unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
+    let outcome = muster
+        .decide(&filed.draft_id, Decision::Approve, None, &draft.updated_at)
+        .await
+        .unwrap();
+    assert_eq!(outcome, DecideOutcome::NotFound);
+    // What muster wrote was Go's plain text, and each 404 cost one look at the collection.
+    let answered: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .map(|r| (r.method, r.path, r.status))
+        .collect();
+    let draft_path = format!("/api/plugin/drafts/{}", filed.draft_id);
+    assert_eq!(
+        answered,
+        vec![
+            ("GET".to_owned(), draft_path.clone(), 404),
+            ("GET".to_owned(), "/api/plugin/drafts".to_owned(), 200),
+            ("POST".to_owned(), format!("{draft_path}/decide"), 404),
+            ("GET".to_owned(), "/api/plugin/drafts".to_owned(), 200),
+        ]
+    );
 }
 
 #[tokio::test]

@@ -124,3 +124,130 @@ async fn an_unknown_route_is_gos_plain_text_404() {
         .starts_with("text/plain"));
     assert_eq!(answer.text().await.unwrap(), "404 page not found\n");
 }
+
+#[tokio::test]
+async fn the_cookie_is_musters_issued_expiry_and_hex_signature() {
+    let fake = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    let signed_in = post_login(&fake.url(), "password=demo-password").await;
+    let set_cookie = signed_in.headers()["set-cookie"].to_str().unwrap();
+    let value = set_cookie
+        .split(';')
+        .next()
+        .unwrap()
+        .strip_prefix("muster_session=")
+        .unwrap();
+    // `internal/auth/auth.go`, SignSession: "<issuedUnix>|<expiryUnix>|<hex HMAC-SHA256>".
+    let fields: Vec<&str> = value.split('|').collect();
+    assert_eq!(fields.len(), 3, "{value}");
+    let issued: i64 = fields[0].parse().unwrap();
+    let expiry: i64 = fields[1].parse().unwrap();
+    assert_eq!(expiry - issued, 30 * 24 * 3600);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!((issued - now).abs() < 60);
+    assert_eq!(fields[2].len(), 64);
+    assert!(fields[2]
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+}
+
+#[tokio::test]
+async fn the_operator_password_is_measured_in_bytes_as_go_does() {
+    // Seven "é" are 14 bytes: long enough for muster's 12, though only 7 characters.
+    let long_in_bytes = FakeMuster::start(MusterConfig {
+        password: "ééééééé".to_owned(),
+        ..MusterConfig::default()
+    })
+    .await
+    .unwrap();
+    let answer = post_login(
+        &long_in_bytes.url(),
+        "password=%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9",
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+    // Five are 10 bytes: too short, so nobody signs in.
+    let short = FakeMuster::start(MusterConfig {
+        password: "ééééé".to_owned(),
+        ..MusterConfig::default()
+    })
+    .await
+    .unwrap();
+    let answer = post_login(&short.url(), "password=%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9").await;
+    assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
+async fn a_page_load_without_a_session_is_sent_to_the_login_page_and_an_api_call_gets_401() {
+    let fake = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    let url = format!("{}/api/plugin/drafts?state=all", fake.url());
+    let page_load = http()
+        .get(&url)
+        .header("accept", "text/html,application/xhtml+xml")
+        .header("sec-fetch-dest", "document")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page_load.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        page_load.headers()["location"],
+        "/login?next=%2Fapi%2Fplugin%2Fdrafts%3Fstate%3Dall"
+    );
+    // A fetch that asks for HTML but says it is not a document, and htmx, get the JSON 401.
+    for (name, value) in [("sec-fetch-dest", "empty"), ("hx-request", "true")] {
+        let call = http()
+            .get(&url)
+            .header("accept", "text/html")
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(call.status(), StatusCode::UNAUTHORIZED, "{name}");
+        assert_eq!(
+            call.json::<serde_json::Value>().await.unwrap(),
+            serde_json::json!({ "error": "not signed in" })
+        );
+    }
+}
+
+#[tokio::test]
+async fn go_times_vary_in_width_and_zone_and_still_round_trip_through_a_decision() {
+    use countersign_fakes::muster::WireStyle;
+    use countersign_muster::{DecideOutcome, Decision, DraftState};
+
+    let fake = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    fake.set_wire_style(WireStyle {
+        go_times: true,
+        ..WireStyle::default()
+    });
+    let filed = crate::file_reply(&fake, false);
+    let stamp = fake.draft(&filed.draft_id).unwrap()["updatedAt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Go's RFC3339Nano: no trailing zeros in the fraction, a numeric zone.
+    assert!(stamp.ends_with("+05:30"), "{stamp}");
+    let seconds_end = "2026-01-01T00:00:00".len();
+    let fraction = &stamp[seconds_end..stamp.len() - "+05:30".len()];
+    assert!(
+        fraction.is_empty() || (fraction.starts_with('.') && !fraction.ends_with('0')),
+        "{stamp}"
+    );
+
+    let muster = crate::client(&fake);
+    let draft = muster.get_draft(&filed.draft_id).await.unwrap();
+    assert_eq!(
+        draft.updated_at, stamp,
+        "the stamp is kept as muster wrote it"
+    );
+    let outcome = muster
+        .decide(&filed.draft_id, Decision::Approve, None, &draft.updated_at)
+        .await
+        .unwrap();
+    let DecideOutcome::Queued { draft, .. } = outcome else {
+        panic!("not queued: {outcome:?}");
+    };
+    assert_eq!(draft.state, DraftState::Approved);
+}

@@ -11,6 +11,7 @@ impl Store {
         Ok(self
             .drafts
             .values()
+            .filter(|d| !self.deleted_drafts.contains(&d.id))
             .filter(|d| state == "all" || d.state == state)
             .map(|d| self.draft_json(d))
             .collect())
@@ -80,9 +81,18 @@ impl Store {
         Ok(self.draft_json(&self.drafts[&id]))
     }
 
+    /// muster deletes a draft (its retention, or the plugin's removal): it is gone from every
+    /// owner route. Its id is never handed out again.
+    pub(crate) fn delete_draft(&mut self, id: &str) -> ApiResult<()> {
+        let id = self.find_draft(id)?.id;
+        self.deleted_drafts.insert(id);
+        Ok(())
+    }
+
     pub(super) fn find_draft(&self, id: &str) -> ApiResult<&Draft> {
         id.parse::<u64>()
             .ok()
+            .filter(|id| !self.deleted_drafts.contains(id))
             .and_then(|id| self.drafts.get(&id))
             .ok_or_else(|| ApiError::new(404, "draft not found"))
     }

@@ -1,8 +1,7 @@
 use super::*;
 
 fn store() -> Store {
-    let (tx, _) = broadcast::channel(16);
-    Store::new("a-long-enough-pw".into(), tx)
+    Store::new("a-long-enough-pw".into(), Broadcaster::default())
 }
 
 #[test]
@@ -88,8 +87,9 @@ fn after_the_chief_also_fails_no_further_route_opens() {
 
 #[test]
 fn every_change_is_announced_once() {
-    let (tx, mut rx) = broadcast::channel(16);
-    let mut s = Store::new("pw".into(), tx);
+    let events = Broadcaster::default();
+    let (_, mut rx) = events.subscribe();
+    let mut s = Store::new("pw".into(), events);
     let r = relayed(&mut s, false);
     let id = s.file_draft(&r.route_id, "one").unwrap();
     approve(&mut s, &id);
@@ -129,8 +129,7 @@ fn the_eleventh_login_in_a_minute_is_refused() {
 
 #[test]
 fn a_password_under_twelve_characters_signs_no_one_in() {
-    let (tx, _) = broadcast::channel(16);
-    let mut s = Store::new("elevenchars".into(), tx);
+    let mut s = Store::new("elevenchars".into(), Broadcaster::default());
     assert!(matches!(
         s.login(Ok(Some("elevenchars".into()))),
         LoginAnswer::NoPassword
@@ -146,8 +145,9 @@ fn a_cookie_is_checked_by_its_signature_and_survives_a_restart() {
     assert!(s.is_signed_in(&cookie));
     // A new store with the same password stands for muster after a restart.
     assert!(store().is_signed_in(&cookie));
-    let (tx, _) = broadcast::channel(16);
-    assert!(!Store::new("another-long-password".into(), tx).is_signed_in(&cookie));
+    assert!(
+        !Store::new("another-long-password".into(), Broadcaster::default()).is_signed_in(&cookie)
+    );
     let last = if cookie.ends_with('0') { '1' } else { '0' };
     let forged = format!("{}{last}", &cookie[..cookie.len() - 1]);
     assert!(!s.is_signed_in(&forged));

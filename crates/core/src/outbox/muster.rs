@@ -57,17 +57,14 @@ pub(super) async fn muster_decide(
             ..
         }) => Step::conflict("decided elsewhere, differently", ItemEvent::Conflicted),
         Ok(DecideOutcome::Stale { .. }) => Step::conflict(CHANGED, ItemEvent::Conflicted),
-        Ok(DecideOutcome::Unchecked) => Step::conflict(
-            "the plugin has not checked this reply yet; it can only be rejected for now",
-            ItemEvent::Conflicted,
-        ),
-        Ok(DecideOutcome::CheckRefused) => Step {
-            outcome: DispatchOutcome::Failed("the plugin's check refused it".into()),
+        // muster's own words, as its own CLI shows them.
+        Ok(DecideOutcome::Unchecked { message }) => {
+            Step::conflict(format!("muster: {message}"), ItemEvent::Conflicted)
+        }
+        Ok(DecideOutcome::CheckRefused { message }) => Step {
+            outcome: DispatchOutcome::Failed(format!("muster: {message}")),
             item_event: Some(ItemEvent::CheckRefused),
-            refusal: Some((
-                RefusalKind::CheckRefused,
-                "the plugin's check refused it".into(),
-            )),
+            refusal: Some((RefusalKind::CheckRefused, format!("muster: {message}"))),
             retry_at: None,
             failure: None,
         },

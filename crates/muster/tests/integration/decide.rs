@@ -60,7 +60,13 @@ async fn approving_before_the_plugin_checked_is_refused_as_unchecked_but_rejecti
         .decide(&draft.id, Decision::Approve, None, &draft.updated_at)
         .await
         .unwrap();
-    assert_eq!(outcome, DecideOutcome::Unchecked);
+    // muster's own sentence comes along, for the owner to read.
+    assert_eq!(
+        outcome,
+        DecideOutcome::Unchecked {
+            message: "the plugin has not checked this draft yet; it can only be rejected".into()
+        }
+    );
     assert_eq!(read(&muster, &draft.id).await.state, DraftState::Pending);
     let outcome = muster
         .decide(&draft.id, Decision::Reject, None, &draft.updated_at)
@@ -113,7 +119,12 @@ async fn a_draft_the_plugin_refused_can_never_be_approved() {
         .decide(&draft.id, Decision::Approve, None, &draft.updated_at)
         .await
         .unwrap();
-    assert_eq!(outcome, DecideOutcome::CheckRefused);
+    assert_eq!(
+        outcome,
+        DecideOutcome::CheckRefused {
+            message: "the plugin refused this draft; it can never be approved".into()
+        }
+    );
 }
 
 #[tokio::test]

@@ -55,7 +55,7 @@ pub struct Decision {
     /// bytes are the reviewed ones with this header in front.
     pub sent_header_added: Option<String>,
     /// Gmail's id of the sent message (Gmail approvals): from the `drafts.send` answer, or the
-    /// message a send whose answer was lost was found as in Sent.
+    /// message a send whose answer was lost (or a draft sent elsewhere) was found as in Sent.
     pub gmail_message_id: Option<String>,
 }
 
@@ -329,17 +329,19 @@ impl Store {
         let (audit_digest, audit_detail) = match (outcome, &decision.sent_digest) {
             (DispatchOutcome::Done, Some(sent)) => (
                 sent.clone(),
-                Some(match &decision.sent_header_added {
-                    Some(header) => format!(
-                        "sent: the reviewed bytes (sha256 {}) with an added {header} header",
-                        decision.digest
-                    ),
-                    None => "sent: exactly the reviewed bytes".to_string(),
-                } + &decision
-                    .gmail_message_id
-                    .as_ref()
-                    .map(|id| format!(" (Gmail message {id})"))
-                    .unwrap_or_default()),
+                Some(
+                    match &decision.sent_header_added {
+                        Some(header) => format!(
+                            "sent: the reviewed bytes (sha256 {}) with an added {header} header",
+                            decision.digest
+                        ),
+                        None => "sent: exactly the reviewed bytes".to_string(),
+                    } + &decision
+                        .gmail_message_id
+                        .as_ref()
+                        .map(|id| format!(" (Gmail message {id})"))
+                        .unwrap_or_default(),
+                ),
             ),
             _ => (decision.digest.clone(), detail.clone()),
         };

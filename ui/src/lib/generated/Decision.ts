@@ -77,6 +77,6 @@ sentDigest: string | null,
 sentHeaderAdded: string | null, 
 /**
  * Gmail's id of the sent message (Gmail approvals): from the `drafts.send` answer, or the
- * message a send whose answer was lost was found as in Sent.
+ * message a send whose answer was lost (or a draft sent elsewhere) was found as in Sent.
  */
 gmailMessageId: string | null, };

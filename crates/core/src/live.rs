@@ -217,7 +217,11 @@ pub async fn poll_gmail(
                         });
                     }
                 }
-                Err(e @ crate::Error::Gmail(countersign_gmail::Error::GrantEnded)) => {
+                Err(
+                    e @ crate::Error::Gmail(
+                        countersign_gmail::Error::GrantEnded | countersign_gmail::Error::ClientGone,
+                    ),
+                ) => {
                     // The sync marked the account; the next round tells the owner once.
                     reachability::record_failure(&store, &account.id, &e).await;
                     continue;

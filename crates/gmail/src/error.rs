@@ -104,6 +104,13 @@ pub enum Error {
     /// account needs reconnecting; nothing it waits to send is lost.
     #[error("{}", GRANT_ENDED_SENTENCE)]
     GrantEnded,
+    /// A refresh was answered `deleted_client` or `invalid_client` (RFC 6749 §5.2; Google's
+    /// token endpoint answers 401 `{"error":"deleted_client"}` once the OAuth client is deleted
+    /// in Cloud Console, `invalid_client` once its secret is reset): no sign-in with this
+    /// `client_secret.json` can work again. The account needs reconnecting with a new client;
+    /// nothing it waits to send is lost.
+    #[error("{}", CLIENT_GONE_SENTENCE)]
+    ClientGone,
     /// The owner pressed Cancel on Google's consent page (`error=access_denied`).
     #[error("You declined access on Google's page; nothing was connected")]
     ConsentDeclined,
@@ -149,6 +156,34 @@ pub const GRANT_ENDED_SENTENCE: &str = "Reconnect needed: Google ended this sign
     tokens expire after 7 days), the access was removed at \
     https://myaccount.google.com/permissions, or the Google account's password changed. \
     Decisions waiting to be sent stay queued until the account is reconnected.";
+
+/// What the owner reads when Google no longer knows the account's OAuth client.
+pub const CLIENT_GONE_SENTENCE: &str = "Reconnect: new client needed. Google no longer \
+    accepts the OAuth client in this account's client_secret.json (it was deleted, or its \
+    secret was reset, in Google Cloud Console). Create a new \"Desktop app\" OAuth client, \
+    download its client_secret.json and reconnect the account with it. Decisions waiting to be \
+    sent stay queued until then.";
+
+impl Error {
+    /// The sentence for an account that must be reconnected before anything more can be done
+    /// with it ([`Error::GrantEnded`], [`Error::ClientGone`]); `None` for any other error.
+    pub fn reconnect_reason(&self) -> Option<&'static str> {
+        match self {
+            Error::GrantEnded => Some(GRANT_ENDED_SENTENCE),
+            Error::ClientGone => Some(CLIENT_GONE_SENTENCE),
+            _ => None,
+        }
+    }
+
+    /// The error a stored reconnect reason stands for (see [`Error::reconnect_reason`]).
+    pub fn from_reconnect_reason(reason: &str) -> Error {
+        if reason == CLIENT_GONE_SENTENCE {
+            Error::ClientGone
+        } else {
+            Error::GrantEnded
+        }
+    }
+}
 
 /// Google's consent-page error codes in words (native-app guide, "Error messages").
 fn consent_error_meaning(code: &str) -> &'static str {

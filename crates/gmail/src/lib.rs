@@ -35,7 +35,7 @@ pub use client::{
     tokeninfo_url_for, ClientConfig, GmailClient, GOOGLE_API_BASE, GOOGLE_TOKENINFO_URL,
 };
 pub use drafts::{DraftRef, RawDraft, SentMessage};
-pub use error::{Error, Result, GRANT_ENDED_SENTENCE};
+pub use error::{Error, Result, CLIENT_GONE_SENTENCE, GRANT_ENDED_SENTENCE};
 pub use history::{HistoryChanges, HistoryRecord};
 pub use messages::{MessageMetadata, MessageQuery, MessageRef};
 pub use oauth::{

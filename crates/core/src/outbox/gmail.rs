@@ -1,16 +1,32 @@
 //! Carrying out a decision on a Gmail draft: re-read it, send the reviewed bytes (or delete
 //! it), and reconcile a send whose answer was lost by looking in Sent. API:
 //! <https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.drafts>.
+//!
+//! A draft sent or deleted elsewhere answers 404, and (reported, DESIGN §4) sometimes 400: a
+//! 400 on `drafts.get` or `drafts.send` is "possibly gone", settled by the list of drafts (the
+//! authority) and a look in Sent, never a plain refusal.
 
 use sha2::{Digest, Sha256};
 
-use crate::domain::{DecisionKind, ItemEvent};
+use countersign_gmail::Error as G;
+
+use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent};
 use crate::error::{Error, Result};
 use crate::render::{render_message, RenderOptions};
 use crate::store::{Account, Decision, Store};
 use countersign_gmail::GmailClient;
 
 use super::step::{gmail_failure, GmailCall, Step, CHANGED};
+
+/// How far before the decision a sent message found by its content may be dated: Gmail's
+/// `internalDate` is Google's clock, the decision's time this computer's.
+const CLOCK_SKEW: chrono::Duration = chrono::Duration::minutes(2);
+
+/// Whether Gmail's refusal may mean that the draft is no longer there (a 400 for a draft sent
+/// or deleted elsewhere, besides the documented 404).
+fn possibly_gone(error: &G) -> bool {
+    matches!(error, G::Refused { status: 400, .. })
+}
 
 pub(super) struct GmailDispatch<'a> {
     pub(super) store: &'a Store,
@@ -31,11 +47,38 @@ pub(super) enum DraftCheck {
 impl GmailDispatch<'_> {
     pub(super) async fn check_draft(&self) -> std::result::Result<DraftCheck, Step> {
         match self.client.get_draft_minimal(self.draft_id).await {
-            Ok(draft) if draft.message_id == self.decision.version => Ok(DraftCheck::Unchanged),
-            Ok(_) => Ok(DraftCheck::Changed),
-            Err(countersign_gmail::Error::NotFound { .. }) => Ok(DraftCheck::Gone),
+            Ok(draft) => Ok(self.compare(&draft.message_id)),
+            Err(G::NotFound { .. }) => Ok(DraftCheck::Gone),
+            Err(e) if possibly_gone(&e) => self.check_in_listing().await,
             Err(e) => Err(gmail_failure(e, GmailCall::Read)),
         }
+    }
+
+    fn compare(&self, message_id: &str) -> DraftCheck {
+        if message_id == self.decision.version {
+            DraftCheck::Unchanged
+        } else {
+            DraftCheck::Changed
+        }
+    }
+
+    /// `drafts.get` answered 400: whether the draft is listed (and at which version) says if
+    /// it is still there, as the sync's reconciliation decides it too.
+    async fn check_in_listing(&self) -> std::result::Result<DraftCheck, Step> {
+        match self.client.list_drafts().await {
+            Ok(drafts) => Ok(drafts
+                .iter()
+                .find(|d| d.id == self.draft_id)
+                .map_or(DraftCheck::Gone, |d| self.compare(&d.message_id))),
+            Err(e) => Err(gmail_failure(e, GmailCall::Read)),
+        }
+    }
+
+    /// Whether no send of this decision was tried before this attempt (the bytes a send will
+    /// carry are recorded before every send): a draft missing at the send is then certainly
+    /// not gone through this decision.
+    fn first_send(&self) -> bool {
+        self.decision.sent_digest.is_none()
     }
 
     pub(super) async fn approve(&self) -> Result<Step> {
@@ -61,9 +104,32 @@ impl GmailDispatch<'_> {
             .send_draft(self.draft_id, &raw, self.thread_id)
             .await
         {
-            Ok(_) => Ok(Step::done(ItemEvent::Delivered)),
+            Ok(sent) => {
+                self.store
+                    .set_decision_gmail_message_id(self.decision.id, &sent.id)
+                    .await?;
+                Ok(Step::done(ItemEvent::Delivered))
+            }
+            // Gmail sent nothing: the draft went (sent or deleted elsewhere) between the
+            // re-read and the send. Only an earlier send of this decision could have taken it,
+            // and then it is looked up as uncertain.
+            Err(G::NotFound { .. }) if self.first_send() => self.gone_before_send().await,
+            Err(e) if possibly_gone(&e) => self.after_send_refused(e).await,
             Err(e) => Ok(gmail_failure(e, GmailCall::Send)),
         }
+    }
+
+    /// `drafts.send` answered 400: Gmail sent nothing. Re-read the draft: gone means sent or
+    /// deleted elsewhere; still there unchanged means Google refused these bytes.
+    async fn after_send_refused(&self, refusal: G) -> Result<Step> {
+        Ok(match self.check_draft().await {
+            Ok(DraftCheck::Gone) if self.first_send() => return self.gone_before_send().await,
+            Ok(DraftCheck::Gone) => Step::uncertain("the draft vanished while it was being sent"),
+            Ok(DraftCheck::Changed) => Step::conflict(CHANGED, ItemEvent::Conflicted),
+            Ok(DraftCheck::Unchanged) => gmail_failure(refusal, GmailCall::Send),
+            // Nothing was sent (the send was refused): trying again after the re-read is safe.
+            Err(step) => step,
+        })
     }
 
     pub(super) async fn reject(&self, keep_in_gmail: bool) -> Result<Step> {
@@ -78,9 +144,7 @@ impl GmailDispatch<'_> {
         }
         match self.client.delete_draft(self.draft_id).await {
             Ok(()) => Ok(Step::done(ItemEvent::RejectionDone)),
-            Err(countersign_gmail::Error::NotFound { .. }) => {
-                Ok(Step::done(ItemEvent::RejectionDone))
-            }
+            Err(G::NotFound { .. }) => Ok(Step::done(ItemEvent::RejectionDone)),
             Err(e) => Ok(gmail_failure(e, GmailCall::Delete)),
         }
     }
@@ -88,6 +152,15 @@ impl GmailDispatch<'_> {
     /// Find out what happened to a send whose answer never came.
     pub(super) async fn reconcile(&self) -> Result<Step> {
         match self.check_draft().await {
+            // An account that must be reconnected is marked so by its sentence.
+            Err(Step {
+                outcome: DispatchOutcome::Retry(why),
+                failure,
+                ..
+            }) if super::reconnect_sentence(&why) => Ok(Step {
+                failure,
+                ..Step::uncertain(why)
+            }),
             Err(_) => Ok(Step::uncertain(
                 "the service does not answer; looking again later",
             )),
@@ -97,15 +170,24 @@ impl GmailDispatch<'_> {
                 "not sent, and the agent changed the draft since: review the new version",
                 ItemEvent::Conflicted,
             )),
-            Ok(DraftCheck::Gone) => match self.decision.kind {
-                DecisionKind::Reject => Ok(Step::done(ItemEvent::RejectionDone)),
-                DecisionKind::Approve => match self.find_in_sent().await {
-                    Ok(true) => Ok(Step::done(ItemEvent::Delivered)),
-                    Ok(false) => Ok(Step::uncertain(
-                        "the draft is gone and its message is not in Sent (yet)",
-                    )),
-                    Err(_) => Ok(Step::uncertain("the service does not answer")),
-                },
+            // Gone: our send or delete landed, or another client sent or deleted it. Sent
+            // tells (a second client may have sent a draft whose rejection was lost).
+            Ok(DraftCheck::Gone) => match (self.find_in_sent().await, self.decision.kind) {
+                (Ok(Some(found)), DecisionKind::Approve) => {
+                    self.store
+                        .set_decision_gmail_message_id(self.decision.id, &found)
+                        .await?;
+                    Ok(Step::done(ItemEvent::Delivered))
+                }
+                (Ok(Some(_)), DecisionKind::Reject) => Ok(Step::conflict(
+                    "sent elsewhere before the rejection",
+                    ItemEvent::Vanished,
+                )),
+                (Ok(None), DecisionKind::Approve) => Ok(Step::uncertain(
+                    "the draft is gone and its message is not in Sent (yet)",
+                )),
+                (Ok(None), DecisionKind::Reject) => Ok(Step::done(ItemEvent::RejectionDone)),
+                (Err(_), _) => Ok(Step::uncertain("the service does not answer")),
             },
         }
     }
@@ -114,17 +196,22 @@ impl GmailDispatch<'_> {
     pub(super) async fn gone_before_send(&self) -> Result<Step> {
         match self.find_in_sent().await {
             // Someone sent it from Gmail itself: the owner's intent happened, but not through
-            // this decision, and nothing is sent again.
-            Ok(true) => Ok(match self.decision.kind {
-                DecisionKind::Approve => Step::conflict(
-                    "sent elsewhere: it was already in Gmail's Sent, so it was not sent again",
-                    ItemEvent::Vanished,
-                ),
-                DecisionKind::Reject => {
-                    Step::conflict("sent elsewhere before the rejection", ItemEvent::Vanished)
-                }
-            }),
-            Ok(false) => Ok(match self.decision.kind {
+            // this decision, and nothing is sent again. Where it went is kept.
+            Ok(Some(found)) => {
+                self.store
+                    .set_decision_gmail_message_id(self.decision.id, &found)
+                    .await?;
+                Ok(match self.decision.kind {
+                    DecisionKind::Approve => Step::conflict(
+                        "sent elsewhere: it was already in Gmail's Sent, so it was not sent again",
+                        ItemEvent::Vanished,
+                    ),
+                    DecisionKind::Reject => {
+                        Step::conflict("sent elsewhere before the rejection", ItemEvent::Vanished)
+                    }
+                })
+            }
+            Ok(None) => Ok(match self.decision.kind {
                 DecisionKind::Approve => {
                     Step::conflict("deleted elsewhere: nothing was sent", ItemEvent::Vanished)
                 }
@@ -134,7 +221,10 @@ impl GmailDispatch<'_> {
         }
     }
 
-    pub(super) async fn find_in_sent(&self) -> std::result::Result<bool, Step> {
+    /// Gmail's id of the reviewed message in Sent, if it is there: looked up by its RFC 822
+    /// `Message-ID`, and, because Gmail may replace that header on send, by its content in the
+    /// draft's thread ([`GmailDispatch::find_in_thread`]).
+    pub(super) async fn find_in_sent(&self) -> std::result::Result<Option<String>, Step> {
         let message_id = match &self.decision.rfc822_message_id {
             Some(id) => Some(id.clone()),
             None => self
@@ -142,13 +232,58 @@ impl GmailDispatch<'_> {
                 .await
                 .map_err(|e| Step::refused(e.to_string()))?,
         };
-        let Some(message_id) = message_id else {
-            return Ok(false);
-        };
-        match self.client.find_sent_by_message_id(&message_id).await {
-            Ok(found) => Ok(!found.is_empty()),
-            Err(e) => Err(gmail_failure(e, GmailCall::Read)),
+        if let Some(message_id) = message_id {
+            match self.client.find_sent_by_message_id(&message_id).await {
+                Ok(found) => {
+                    if let Some(first) = found.into_iter().next() {
+                        return Ok(Some(first.id));
+                    }
+                }
+                Err(e) => return Err(gmail_failure(e, GmailCall::Read)),
+            }
         }
+        self.find_in_thread().await
+    }
+
+    /// A message labelled `SENT` in the draft's thread, dated (`internalDate`) at or after the
+    /// decision, whose text and HTML bodies are the reviewed ones ([`content_digest`]).
+    ///
+    /// `threads.get` lists a thread's messages with their labels and dates (10 units;
+    /// <https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.threads/get>),
+    /// and `drafts.send` puts the sent message in the draft's thread (the `threadId` it is
+    /// sent with); `messages.get?format=raw` (5 units each) gives the candidates' bytes. A
+    /// Gmail search cannot do this: it has no operator for a thread, and `rfc822msgid:` is the
+    /// very header that may have been replaced.
+    async fn find_in_thread(&self) -> std::result::Result<Option<String>, Step> {
+        let Some(thread_id) = self.thread_id else {
+            return Ok(None);
+        };
+        let reviewed = self
+            .reviewed_bytes()
+            .await
+            .map_err(|e| Step::refused(e.to_string()))?;
+        let Some(want) = content_digest(&reviewed) else {
+            return Ok(None);
+        };
+        let since = (self.decision.created_at - CLOCK_SKEW).timestamp_millis();
+        let thread = match self.client.get_thread_metadata(thread_id, &[]).await {
+            Ok(thread) => thread,
+            Err(G::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(gmail_failure(e, GmailCall::Read)),
+        };
+        let candidates = thread.messages.into_iter().filter(|m| {
+            m.label_ids.iter().any(|l| l == "SENT") && m.internal_date.is_some_and(|d| d >= since)
+        });
+        for candidate in candidates {
+            match self.client.get_message_raw(&candidate.id).await {
+                Ok(raw) if content_digest(&raw).as_deref() == Some(want.as_str()) => {
+                    return Ok(Some(candidate.id))
+                }
+                Ok(_) | Err(G::NotFound { .. }) => {}
+                Err(e) => return Err(gmail_failure(e, GmailCall::Read)),
+            }
+        }
+        Ok(None)
     }
 
     pub(super) async fn reviewed_bytes(&self) -> Result<Vec<u8>> {
@@ -204,5 +339,69 @@ impl GmailDispatch<'_> {
         let mut with_id = format!("Message-ID: <{id}>\r\n").into_bytes();
         with_id.extend_from_slice(&raw);
         Ok((with_id, Some("Message-ID")))
+    }
+}
+
+/// A digest of what the recipient reads: the decoded text of the message's text/plain and
+/// text/html bodies, each with its line ends made `\n` and trailing whitespace cut; `None` when
+/// the message has no body text to go by.
+///
+/// Why the bodies and nothing else: on send Gmail rewrites headers (it may replace the
+/// `Message-ID`, sets `Date`, rewrites `From`'s form, adds `Received` and its own fields) and
+/// may re-encode a part (another transfer encoding, new MIME boundaries, folded or re-ended
+/// lines); decoding the parts and normalising line ends and trailing spaces leaves exactly the
+/// words and markup, which it does not touch. Recipients and subject are not compared: the
+/// candidate is already in the draft's thread, sent after the decision.
+fn content_digest(raw: &[u8]) -> Option<String> {
+    let message = mail_parser::MessageParser::default().parse(raw)?;
+    let mut hasher = Sha256::new();
+    let mut any = false;
+    for (kind, parts) in [("text", &message.text_body), ("html", &message.html_body)] {
+        for &index in parts {
+            let Some(text) = message
+                .parts
+                .get(index as usize)
+                .and_then(|p| p.text_contents())
+            else {
+                continue;
+            };
+            let normalised = text
+                .lines()
+                .map(str::trim_end)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let normalised = normalised.trim_end_matches('\n');
+            if normalised.is_empty() {
+                continue;
+            }
+            any = true;
+            hasher.update(kind.as_bytes());
+            hasher.update([0]);
+            hasher.update(normalised.as_bytes());
+            hasher.update([0]);
+        }
+    }
+    any.then(|| hex::encode(hasher.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_digest;
+
+    #[test]
+    fn the_content_digest_ignores_rewritten_headers_encodings_and_line_ends_but_not_words() {
+        let reviewed = b"Message-ID: <a@agent.example>\r\nFrom: Owner <o@example.com>\r\n\
+            To: ana@example.com\r\nSubject: Hi\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n\
+            Caf\xc3\xa9 at 10.\r\nSee you\r\n";
+        let as_sent =
+            b"Message-ID: <CA+x@mail.gmail.com>\r\nDate: Thu, 3 Dec 2026 09:00:00 +0000\r\n\
+            From: \"Owner\" <o@example.com>\r\nTo: ana@example.com\r\nSubject: Hi\r\n\
+            MIME-Version: 1.0\r\nContent-Type: text/plain; charset=\"UTF-8\"\r\n\
+            Content-Transfer-Encoding: quoted-printable\r\n\r\nCaf=C3=A9 at 10. \nSee you\n";
+        let other = b"To: ana@example.com\r\nSubject: Hi\r\n\r\nCafe at 11.\r\nSee you\r\n";
+        assert!(content_digest(reviewed).is_some());
+        assert_eq!(content_digest(reviewed), content_digest(as_sent));
+        assert_ne!(content_digest(reviewed), content_digest(other));
+        assert_eq!(content_digest(b"To: ana@example.com\r\n\r\n"), None);
     }
 }

@@ -222,7 +222,7 @@ impl Dispatcher {
         let retry_at = match &step.outcome {
             // Only a reconnect helps, and reconnecting makes it due at once
             // (`Store::account_reconnected`): until then, look rarely.
-            DispatchOutcome::Retry(d) if d == countersign_gmail::GRANT_ENDED_SENTENCE => {
+            DispatchOutcome::Retry(d) if reconnect_sentence(d) => {
                 Some(Utc::now() + chrono::Duration::hours(1))
             }
             _ if timing.not_before.is_some() => timing.not_before,
@@ -273,9 +273,9 @@ impl Dispatcher {
             (None, _) => Reach::Answered,
         };
         self.store.record_reachability(&account_id, reach).await?;
-        if detail == Some(countersign_gmail::GRANT_ENDED_SENTENCE) {
+        if let Some(reason) = detail.filter(|d| reconnect_sentence(d)) {
             self.store
-                .mark_reconnect_needed(&account_id, countersign_gmail::GRANT_ENDED_SENTENCE)
+                .mark_reconnect_needed(&account_id, reason)
                 .await?;
         }
         if let Some((kind, reason)) = &step.refusal {
@@ -332,6 +332,14 @@ impl Dispatcher {
         let (account, item) = self.context(decision).await?;
         match account.profile.kind {
             Source::Gmail => {
+                if let Some(reason) = &account.reconnect_reason {
+                    // No token can be had until the reconnect: the look-up waits for it, and
+                    // a wait that asked nothing spends none of the look-up budget.
+                    return Ok((
+                        Step::uncertain(reason.clone()).met(Failure::Refused),
+                        Timing::default(),
+                    ));
+                }
                 let client = self.services.gmail_for_dispatch(&account).await?;
                 let step = self
                     .gmail(&client, &account, &item, decision)
@@ -378,6 +386,17 @@ impl Dispatcher {
             )
         })
     }
+}
+
+/// Whether a decision's detail is the sentence of an account that must be reconnected
+/// ([`countersign_gmail::Error::reconnect_reason`]): it is then marked so, once, and nothing
+/// more is asked of Google for it until the owner reconnects it.
+fn reconnect_sentence(detail: &str) -> bool {
+    [
+        countersign_gmail::GRANT_ENDED_SENTENCE,
+        countersign_gmail::CLIENT_GONE_SENTENCE,
+    ]
+    .contains(&detail)
 }
 
 /// When an attempt's next try may happen, and whether it spent a look-up.

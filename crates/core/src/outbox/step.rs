@@ -141,7 +141,9 @@ pub(super) fn gmail_failure(error: countersign_gmail::Error, call: GmailCall) ->
             Step::uncertain(e.to_string())
         }
         G::Transport { .. } | G::Server { .. } => Step::retry(OFFLINE_GMAIL),
-        // (A delete's missing draft is a done rejection: its caller never gets here.)
+        // (A delete's missing draft is a done rejection, and a first send's is gone before
+        // the send: their callers never get here. After an earlier send of the same decision,
+        // that send may be what took the draft: look.)
         G::NotFound { .. } if call == GmailCall::Send => {
             Step::uncertain("the draft vanished while it was being sent")
         }
@@ -150,7 +152,10 @@ pub(super) fn gmail_failure(error: countersign_gmail::Error, call: GmailCall) ->
         }
         // The token refresh failed before the call left: it waits, queued, until the account
         // is reconnected (`record` marks the account).
-        G::GrantEnded => Step::retry(countersign_gmail::GRANT_ENDED_SENTENCE),
+        // The same for an OAuth client Google no longer knows: only a new one helps.
+        e @ (G::GrantEnded | G::ClientGone) => {
+            Step::retry(e.reconnect_reason().unwrap_or_default())
+        }
         other if call == GmailCall::Send => {
             Step::refused(format!("Google refused to send it: {other}"))
         }
@@ -242,7 +247,7 @@ mod tests {
         };
         // An error (made afresh for each call) and the step for a read, a send, a delete.
         type Case = (fn() -> G, [&'static str; 3]);
-        let cases: [Case; 6] = [
+        let cases: [Case; 7] = [
             (
                 || G::Transport {
                     request_sent: false,
@@ -255,6 +260,7 @@ mod tests {
             ),
             (server, ["retry", "uncertain", "uncertain"]),
             (|| G::GrantEnded, ["retry", "retry", "retry"]),
+            (|| G::ClientGone, ["retry", "retry", "retry"]),
             (|| G::SignInAgain, ["retry", "retry", "retry"]),
             (refused, ["refused", "refused", "refused"]),
         ];

@@ -54,6 +54,9 @@ pub struct Decision {
     /// The header added to the reviewed bytes before sending (`Message-ID`), if any: the sent
     /// bytes are the reviewed ones with this header in front.
     pub sent_header_added: Option<String>,
+    /// Gmail's id of the sent message (Gmail approvals): from the `drafts.send` answer, or the
+    /// message a send whose answer was lost (or a draft sent elsewhere) was found as in Sent.
+    pub gmail_message_id: Option<String>,
 }
 
 /// A decision to write.
@@ -326,13 +329,19 @@ impl Store {
         let (audit_digest, audit_detail) = match (outcome, &decision.sent_digest) {
             (DispatchOutcome::Done, Some(sent)) => (
                 sent.clone(),
-                Some(match &decision.sent_header_added {
-                    Some(header) => format!(
-                        "sent: the reviewed bytes (sha256 {}) with an added {header} header",
-                        decision.digest
-                    ),
-                    None => "sent: exactly the reviewed bytes".to_string(),
-                }),
+                Some(
+                    match &decision.sent_header_added {
+                        Some(header) => format!(
+                            "sent: the reviewed bytes (sha256 {}) with an added {header} header",
+                            decision.digest
+                        ),
+                        None => "sent: exactly the reviewed bytes".to_string(),
+                    } + &decision
+                        .gmail_message_id
+                        .as_ref()
+                        .map(|id| format!(" (Gmail message {id})"))
+                        .unwrap_or_default(),
+                ),
             ),
             _ => (decision.digest.clone(), detail.clone()),
         };
@@ -370,6 +379,20 @@ impl Store {
         sqlx::query("UPDATE decisions SET sent_digest = ?, sent_header_added = ? WHERE id = ?")
             .bind(digest)
             .bind(header_added)
+            .bind(decision_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Remember Gmail's id of the message a send created (or was found as in Sent).
+    pub async fn set_decision_gmail_message_id(
+        &self,
+        decision_id: i64,
+        gmail_message_id: &str,
+    ) -> Result<()> {
+        sqlx::query("UPDATE decisions SET gmail_message_id = ? WHERE id = ?")
+            .bind(gmail_message_id)
             .bind(decision_id)
             .execute(self.pool())
             .await?;

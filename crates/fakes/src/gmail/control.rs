@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::rest::{decode_raw, encode_raw};
-use super::state::{FailFault, State as GmailState};
+use super::state::{BeforeSend, FailFault, State as GmailState};
 use super::Shared;
 
 pub(crate) fn routes() -> Router<Arc<Shared>> {
@@ -46,6 +46,18 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             change(|s, body: DropBody| {
                 s.garble.insert(body.method, body.times);
             }),
+        )
+        .route(
+            "/_control/faults/vanished-draft-400",
+            change(|s, body: OnBody| s.vanished_drafts_answer_400 = body.on),
+        )
+        .route(
+            "/_control/faults/replace-message-id",
+            change(|s, body: OnBody| s.replace_message_id_on_send = body.on),
+        )
+        .route(
+            "/_control/oauth/client-deleted",
+            change(|s, body: OnBody| s.client_deleted = body.on),
         )
         .route("/_control/faults", delete(clear_faults))
         .route("/_control/offline", post(offline))
@@ -81,6 +93,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route(
             "/_control/drafts/{id}/agent-update-after-next-update",
             post(agent_update_after_next_update),
+        )
+        .route(
+            "/_control/drafts/{id}/before-next-send",
+            post(before_next_send),
         )
         .route(
             "/_control/quota",
@@ -157,6 +173,46 @@ async fn agent_update_after_next_update(
         return not_found();
     }
     s.agent_update_after_update.insert(id, raw);
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BeforeSendBody {
+    /// `update` (with `raw` or `rawText`), `delete` or `sendInGmail`.
+    action: String,
+    raw: Option<String>,
+    raw_text: Option<String>,
+}
+
+/// Another client acts on the draft right before the next `drafts.send` of it.
+async fn before_next_send(
+    State(sh): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Json(body): Json<BeforeSendBody>,
+) -> Response {
+    let action = match body.action.as_str() {
+        "update" => {
+            let raw = RawBody {
+                raw: body.raw,
+                raw_text: body.raw_text,
+                thread_id: None,
+                label_ids: None,
+            };
+            match raw.bytes() {
+                Ok(r) => BeforeSend::Update(r),
+                Err(e) => return bad(e),
+            }
+        }
+        "delete" => BeforeSend::Delete,
+        "sendInGmail" => BeforeSend::SendInGmail,
+        _ => return bad("action must be update, delete or sendInGmail"),
+    };
+    let mut s = sh.lock();
+    if !s.drafts.contains_key(&id) {
+        return not_found();
+    }
+    s.before_next_send.insert(id, action);
     StatusCode::NO_CONTENT.into_response()
 }
 
@@ -366,6 +422,11 @@ async fn state(State(sh): State<Arc<Shared>>) -> Response {
         "quotaUnitsPerMinute": s.quota_per_minute(),
     }))
     .into_response()
+}
+
+#[derive(Deserialize)]
+struct OnBody {
+    on: bool,
 }
 
 #[derive(Deserialize)]

@@ -69,6 +69,13 @@ impl ApiError {
         ApiError::new(404, "Requested entity was not found.", "notFound")
     }
 
+    /// 400 for a draft id Gmail no longer holds (sent or deleted): reported for `drafts.send`
+    /// and `drafts.get` next to the documented 404 (e.g. taylorwilsdon/google_workspace_mcp#1035
+    /// handles "400 or 404" for a draft "already sent or deleted").
+    pub fn invalid_draft() -> Self {
+        ApiError::new(400, "Invalid draft", "invalidArgument")
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         ApiError::new(400, message, "invalidArgument")
     }

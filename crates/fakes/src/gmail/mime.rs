@@ -31,6 +31,32 @@ pub fn header(raw: &[u8], name: &str) -> Option<String> {
         .map(|(_, v)| v)
 }
 
+/// `raw` without the header field `name` (case-insensitive, with its folded lines); the rest
+/// byte for byte.
+pub fn without_header(raw: &[u8], name: &str) -> Vec<u8> {
+    let head_end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| i + 2)
+        .or_else(|| raw.windows(2).position(|w| w == b"\n\n").map(|i| i + 1))
+        .unwrap_or(raw.len());
+    let mut out = Vec::with_capacity(raw.len());
+    let mut dropping = false;
+    for line in raw[..head_end].split_inclusive(|b| *b == b'\n') {
+        let folded = line.starts_with(b" ") || line.starts_with(b"\t");
+        if !folded {
+            dropping = line.len() > name.len()
+                && line[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+                && line[name.len()..].trim_ascii_start().starts_with(b":");
+        }
+        if !dropping {
+            out.extend_from_slice(line);
+        }
+    }
+    out.extend_from_slice(&raw[head_end..]);
+    out
+}
+
 /// The body after the header block.
 pub fn body(raw: &[u8]) -> &[u8] {
     for (i, w) in raw.windows(4).enumerate() {

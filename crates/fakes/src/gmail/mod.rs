@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-pub use state::{LoggedRequest, SentRecord};
+pub use state::{BeforeSend, LoggedRequest, SentRecord};
 
 use crate::server::{self, ServerHandle};
 use crate::Seed;
@@ -194,6 +194,9 @@ impl Shared {
         s.delay.clear();
         s.drop.clear();
         s.garble.clear();
+        s.vanished_drafts_answer_400 = false;
+        s.replace_message_id_on_send = false;
+        s.client_deleted = false;
     }
 }
 
@@ -409,7 +412,36 @@ impl FakeGmail {
         self.shared.lock().garble.insert(method.to_owned(), times);
     }
 
-    /// Remove every injected fault.
+    /// Whether a draft that was deleted or sent answers `drafts.get` and `drafts.send` with 400
+    /// "Invalid draft" (`invalidArgument`) instead of 404, as Gmail is reported to do.
+    pub fn set_vanished_drafts_answer_400(&self, on: bool) {
+        self.shared.lock().vanished_drafts_answer_400 = on;
+    }
+
+    /// Whether `drafts.send` gives every sent message a `Message-ID` of Gmail's own, replacing
+    /// the one the client sent (reported of Gmail).
+    pub fn set_replace_message_id_on_send(&self, on: bool) {
+        self.shared.lock().replace_message_id_on_send = on;
+    }
+
+    /// Whether the OAuth client was deleted in Cloud Console: the token endpoint then answers
+    /// every request 401 `{"error":"deleted_client","error_description":"The OAuth client was
+    /// deleted."}`. Off again stands for the owner's new client.
+    pub fn set_client_deleted(&self, deleted: bool) {
+        self.shared.lock().client_deleted = deleted;
+    }
+
+    /// Right before the next `drafts.send` of draft `id` (through the API), another client
+    /// does `action` to it: the agent updates it, someone deletes it, or the owner sends it
+    /// from Gmail. The send then goes on as Gmail would (with a `raw`, those bytes are sent).
+    pub fn before_next_send(&self, id: &str, action: BeforeSend) {
+        self.shared
+            .lock()
+            .before_next_send
+            .insert(id.to_owned(), action);
+    }
+
+    /// Remove every injected fault (the switches above included).
     pub fn clear_faults(&self) {
         self.shared.clear_faults();
     }

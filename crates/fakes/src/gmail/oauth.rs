@@ -234,6 +234,15 @@ async fn token_answer(sh: &Shared, headers: HeaderMap, req: Req, body: Bytes) ->
             fault.message.as_deref().unwrap_or("Backend error"),
         );
     }
+    // A client deleted in Cloud Console is refused before anything else is looked at, with
+    // Google's answer (RFC 6749 §5.2 error, Google's own code and text).
+    if s.client_deleted {
+        return token_error(
+            StatusCode::UNAUTHORIZED,
+            "deleted_client",
+            "The OAuth client was deleted.",
+        );
+    }
     let (client_id, client_secret) = client_credentials(&form, &headers);
     if client_id.as_deref() != Some(sh.client_id.as_str())
         || client_secret.as_deref() != Some(sh.client_secret.as_str())

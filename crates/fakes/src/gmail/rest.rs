@@ -361,7 +361,10 @@ async fn drafts_list(call: Call) -> Response {
 
 async fn drafts_get(call: Call) -> Response {
     call.run(&scopes::DRAFTS_GET, |s, req| {
-        let draft = s.drafts.get(&call.id).ok_or_else(ApiError::not_found)?;
+        let draft = s
+            .drafts
+            .get(&call.id)
+            .ok_or_else(|| s.missing_draft(&call.id))?;
         let m = s
             .messages
             .get(&draft.message_id)
@@ -477,6 +480,6 @@ fn send(s: &mut Mailbox, body: DraftBody, raw: Option<Vec<u8>>) -> Result<Answer
         .filter(|i| !i.is_empty())
         .ok_or_else(|| ApiError::invalid("Invalid draft"))?;
     let thread = body.message.and_then(|m| m.thread_id);
-    let sent = s.send_draft(&id, raw, thread)?;
+    let sent = s.send_draft_by_api(&id, raw, thread)?;
     Ok(Answer::Json(message_labels(&sent)))
 }

@@ -203,6 +203,31 @@ pub struct State {
     /// An agent's update waiting for the next `drafts.update` of that draft (by id): applied
     /// right after it commits, before anyone reads the draft back.
     pub agent_update_after_update: HashMap<String, Vec<u8>>,
+    /// What happens to a draft (by id) right before the next `drafts.send` of it through the
+    /// API: another client acts between Countersign's re-read and its send.
+    pub before_next_send: HashMap<String, BeforeSend>,
+    /// Ids of drafts deleted or sent: with `vanished_drafts_answer_400`, reads and sends of
+    /// them answer 400 "Invalid draft" instead of 404, as Gmail is reported to do.
+    pub vanished_drafts: std::collections::HashSet<String>,
+    /// See `vanished_drafts`.
+    pub vanished_drafts_answer_400: bool,
+    /// `drafts.send` gives the sent message a `Message-ID` of Gmail's own, replacing the
+    /// client's (third-party reports say Gmail sometimes does).
+    pub replace_message_id_on_send: bool,
+    /// The OAuth client was deleted in Google Cloud Console: the token endpoint answers every
+    /// request 401 `deleted_client`.
+    pub client_deleted: bool,
+}
+
+/// What another client does to a draft right before the next `drafts.send` of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BeforeSend {
+    /// The agent updates the draft to these bytes (a new message id).
+    Update(Vec<u8>),
+    /// Someone deletes the draft.
+    Delete,
+    /// The owner sends it from Gmail itself.
+    SendInGmail,
 }
 
 impl State {
@@ -222,6 +247,11 @@ impl State {
             consented_before: false,
             json_body_limit: super::DEFAULT_JSON_BODY_LIMIT,
             agent_update_after_update: HashMap::new(),
+            before_next_send: HashMap::new(),
+            vanished_drafts: std::collections::HashSet::new(),
+            vanished_drafts_answer_400: false,
+            replace_message_id_on_send: false,
+            client_deleted: false,
             access_tokens: HashMap::new(),
             refresh_tokens: HashMap::new(),
             refresh_token_lifetime: None,
@@ -396,9 +426,42 @@ impl State {
         let draft = self
             .drafts
             .remove(draft_id)
-            .ok_or_else(ApiError::not_found)?;
+            .ok_or_else(|| self.missing_draft(draft_id))?;
         self.remove_message(&draft.message_id);
+        self.vanished_drafts.insert(draft_id.to_owned());
         Ok(())
+    }
+
+    /// The error for a draft id that names no draft: 404, or 400 "Invalid draft" for one that
+    /// was deleted or sent while `vanished_drafts_answer_400` is on.
+    pub fn missing_draft(&self, draft_id: &str) -> ApiError {
+        if self.vanished_drafts_answer_400 && self.vanished_drafts.contains(draft_id) {
+            ApiError::invalid_draft()
+        } else {
+            ApiError::not_found()
+        }
+    }
+
+    /// `drafts.send` as the API does it: first what another client was armed to do to the
+    /// draft right before it (see [`BeforeSend`]), then the send. With `raw` given, Gmail sends
+    /// those bytes, whatever the draft held by then.
+    pub fn send_draft_by_api(
+        &mut self,
+        draft_id: &str,
+        raw: Option<Vec<u8>>,
+        thread_id: Option<String>,
+    ) -> Result<StoredMessage, ApiError> {
+        match self.before_next_send.remove(draft_id) {
+            Some(BeforeSend::Update(agents)) => {
+                self.update_draft(draft_id, agents, None)?;
+            }
+            Some(BeforeSend::Delete) => self.delete_draft(draft_id)?,
+            Some(BeforeSend::SendInGmail) => {
+                self.send_draft(draft_id, None, None)?;
+            }
+            None => {}
+        }
+        self.send_draft(draft_id, raw, thread_id)
     }
 
     /// Send a draft, with `raw` replacing its content when given. The draft vanishes and the
@@ -413,7 +476,7 @@ impl State {
             .drafts
             .get(draft_id)
             .cloned()
-            .ok_or_else(ApiError::not_found)?;
+            .ok_or_else(|| self.missing_draft(draft_id))?;
         let current = self
             .messages
             .get(&draft.message_id)
@@ -426,17 +489,20 @@ impl State {
         if !has_recipient {
             return Err(ApiError::invalid("Invalid To header"));
         }
-        // Gmail gives a message without a Message-ID one of its own when sending it.
-        if mime::header(&raw, "Message-ID").is_none() {
+        // Gmail gives a message without a Message-ID one of its own when sending it, and
+        // (reportedly) sometimes replaces the client's.
+        let has_id = mime::header(&raw, "Message-ID").is_some();
+        if !has_id || self.replace_message_id_on_send {
             let n = self.next();
             let mut with_id = format!("Message-ID: <fake-{n}@mail.gmail.com>\r\n").into_bytes();
-            with_id.extend_from_slice(&raw);
+            with_id.extend_from_slice(&mime::without_header(&raw, "Message-ID"));
             raw = with_id;
         }
         let thread = thread_id
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| current.thread_id.clone());
         self.drafts.remove(draft_id);
+        self.vanished_drafts.insert(draft_id.to_owned());
         self.remove_message(&current.id);
         let sent = self.insert_message(raw.clone(), Some(thread), vec!["SENT".into()]);
         *self.sends_per_draft.entry(draft_id.to_owned()).or_insert(0) += 1;

@@ -785,3 +785,235 @@ async fn an_agent_update_armed_for_the_next_drafts_update_lands_right_after_it()
     .await;
     assert_eq!(now["message"]["id"], again["message"]["id"]);
 }
+
+/// A fake whose quota leaves room for several sends a second.
+async fn roomy() -> FakeGmail {
+    FakeGmail::start(GmailConfig {
+        quota_units_per_minute: 1_000_000,
+        ..GmailConfig::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// `POST /_control/{path}` with a JSON body; its status.
+async fn control_post(fake: &FakeGmail, path: &str, body: Value) -> u16 {
+    http()
+        .post(format!("{}/_control/{path}", fake.base_url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+async fn send_draft(fake: &FakeGmail, token: &str, id: &str, raw: &[u8]) -> (u16, Value) {
+    let response = http()
+        .post(format!("{}/drafts/send", fake.api_base()))
+        .bearer_auth(token)
+        .json(&json!({"id": id, "message": {"raw": super::rest::encode_raw(raw)}}))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_vanished_draft_answers_google_s_400_invalid_draft_when_switched_on_and_404_otherwise() {
+    let fake = roomy().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let sent = fake.file_draft(&raw("<a@x>"), None);
+    let deleted = fake.file_draft(&raw("<b@x>"), None);
+    assert!(fake.send_draft_in_gmail(&sent.id).is_some());
+    assert!(fake.delete_draft(&deleted.id));
+    let never = "r123";
+    assert_eq!(
+        get(&fake, &tokens.access_token, &format!("/drafts/{}", sent.id))
+            .await
+            .0,
+        404,
+        "off by default"
+    );
+
+    assert_eq!(
+        control_post(&fake, "faults/vanished-draft-400", json!({"on": true})).await,
+        204
+    );
+    for id in [&sent.id, &deleted.id] {
+        let (status, body) = get(&fake, &tokens.access_token, &format!("/drafts/{id}")).await;
+        assert_eq!(status, 400);
+        assert_eq!(
+            body,
+            json!({"error": {
+                "code": 400,
+                "message": "Invalid draft",
+                "errors": [{"message": "Invalid draft", "domain": "global", "reason": "invalidArgument"}],
+                "status": "INVALID_ARGUMENT",
+            }})
+        );
+        let (status, body) = send_draft(&fake, &tokens.access_token, id, &raw("<c@x>")).await;
+        assert_eq!(status, 400);
+        assert_eq!(body["error"]["message"], "Invalid draft");
+    }
+    // A draft id that never was one is still not found.
+    assert_eq!(
+        get(&fake, &tokens.access_token, &format!("/drafts/{never}"))
+            .await
+            .0,
+        404
+    );
+    fake.set_vanished_drafts_answer_400(false);
+    assert_eq!(
+        send_draft(&fake, &tokens.access_token, &sent.id, &raw("<c@x>"))
+            .await
+            .0,
+        404
+    );
+    assert_eq!(fake.sent_messages().len(), 1, "nothing more was sent");
+}
+
+#[tokio::test]
+async fn with_message_ids_replaced_a_sent_message_carries_gmail_s_id_not_the_client_s() {
+    let fake = roomy().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let filed = fake.file_draft(&raw("<mine@agent.example>"), None);
+    assert_eq!(
+        control_post(&fake, "faults/replace-message-id", json!({"on": true})).await,
+        204
+    );
+    let (status, sent) = send_draft(
+        &fake,
+        &tokens.access_token,
+        &filed.id,
+        &raw("<mine@agent.example>"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let stored = &fake.sent_messages()[0].raw;
+    let ids: Vec<String> = super::mime::headers(stored)
+        .into_iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("Message-ID"))
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(ids.len(), 1, "one Message-ID: {ids:?}");
+    assert!(ids[0].ends_with("@mail.gmail.com>"), "{ids:?}");
+    // The rest of the message is the client's, byte for byte.
+    assert!(String::from_utf8_lossy(stored)
+        .ends_with("To: a@example.org\r\nSubject: x\r\n\r\nhello\r\n"));
+    let (_, by_old) = get(
+        &fake,
+        &tokens.access_token,
+        "/messages?q=rfc822msgid:mine@agent.example",
+    )
+    .await;
+    assert_eq!(by_old["resultSizeEstimate"], 0);
+    let (_, by_new) = get(
+        &fake,
+        &tokens.access_token,
+        &format!("/messages?q=rfc822msgid:{}", ids[0]),
+    )
+    .await;
+    assert_eq!(by_new["messages"][0]["id"], sent["id"]);
+}
+
+#[tokio::test]
+async fn a_deleted_client_is_refused_at_the_token_endpoint_with_google_s_401_deleted_client() {
+    let fake = fake().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    assert_eq!(
+        control_post(&fake, "oauth/client-deleted", json!({"on": true})).await,
+        204
+    );
+    let (status, body) = exchange(
+        &fake,
+        &[
+            ("client_id", CLIENT_ID),
+            ("client_secret", CLIENT_SECRET),
+            ("refresh_token", &tokens.refresh_token),
+            ("grant_type", "refresh_token"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert_eq!(
+        body,
+        json!({"error": "deleted_client", "error_description": "The OAuth client was deleted."})
+    );
+    fake.set_client_deleted(false);
+    let (status, _) = exchange(
+        &fake,
+        &[
+            ("client_id", CLIENT_ID),
+            ("client_secret", CLIENT_SECRET),
+            ("refresh_token", &tokens.refresh_token),
+            ("grant_type", "refresh_token"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn another_client_acts_on_a_draft_right_before_the_next_drafts_send_of_it() {
+    let fake = roomy().await;
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    // The agent updates it: Gmail still sends the bytes the send carries.
+    let updated = fake.file_draft(&raw("<v1@x>"), None);
+    assert_eq!(
+        control_post(
+            &fake,
+            &format!("drafts/{}/before-next-send", updated.id),
+            json!({"action": "update", "rawText": String::from_utf8(raw("<agent@x>")).unwrap()}),
+        )
+        .await,
+        204
+    );
+    let (status, _) = send_draft(&fake, &tokens.access_token, &updated.id, &raw("<v1@x>")).await;
+    assert_eq!(status, 200);
+    assert_eq!(fake.sent_messages()[0].raw, raw("<v1@x>"));
+
+    // Someone deletes it: the send finds no draft.
+    let deleted = fake.file_draft(&raw("<d@x>"), None);
+    assert_eq!(
+        control_post(
+            &fake,
+            &format!("drafts/{}/before-next-send", deleted.id),
+            json!({"action": "delete"}),
+        )
+        .await,
+        204
+    );
+    let (status, body) = send_draft(&fake, &tokens.access_token, &deleted.id, &raw("<d@x>")).await;
+    assert_eq!(status, 404);
+    assert_eq!(body["error"]["status"], "NOT_FOUND");
+
+    // The owner sends it from Gmail: one send, then none.
+    let elsewhere = fake.file_draft(&raw("<e@x>"), None);
+    fake.before_next_send(&elsewhere.id, super::BeforeSend::SendInGmail);
+    let (status, _) = send_draft(&fake, &tokens.access_token, &elsewhere.id, &raw("<e@x>")).await;
+    assert_eq!(status, 404);
+    assert_eq!(fake.send_count(&elsewhere.id), 1);
+    assert_eq!(fake.sent_messages().len(), 2);
+
+    assert_eq!(
+        control_post(
+            &fake,
+            "drafts/r404/before-next-send",
+            json!({"action": "delete"})
+        )
+        .await,
+        404
+    );
+    let live = fake.file_draft(&raw("<f@x>"), None);
+    assert_eq!(
+        control_post(
+            &fake,
+            &format!("drafts/{}/before-next-send", live.id),
+            json!({"action": "explode"})
+        )
+        .await,
+        400
+    );
+}

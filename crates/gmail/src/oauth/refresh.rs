@@ -119,6 +119,10 @@ impl OAuthTokenSource {
         match answer.error.as_deref() {
             // RFC 6749 §5.2: the refresh token is invalid, expired or revoked.
             Some("invalid_grant") => return Err(Error::GrantEnded),
+            // RFC 6749 §5.2: the client is unknown (Google: `deleted_client` once it is deleted
+            // in Cloud Console, `invalid_client` once its secret is reset). Only a new
+            // client_secret.json helps, so the account is marked once and not asked again.
+            Some("deleted_client" | "invalid_client") => return Err(Error::ClientGone),
             Some(code) => {
                 return Err(Error::OAuth {
                     detail: format!(

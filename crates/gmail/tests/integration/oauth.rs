@@ -163,6 +163,49 @@ async fn a_revoked_refresh_token_says_sign_in_again_without_opening_a_browser() 
 }
 
 #[tokio::test]
+async fn a_deleted_or_reset_oauth_client_asks_for_a_new_client_not_a_sign_in() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::file(dir.path());
+    let opened = Arc::new(AtomicUsize::new(0));
+    connect(&secret(&fake), &store, "c", options(&fake, opened.clone()))
+        .await
+        .unwrap();
+    let gmail = oauth_client(&fake, &store, "c");
+    gmail.profile().await.unwrap();
+
+    // Deleted in Cloud Console: 401 {"error":"deleted_client"}.
+    fake.set_client_deleted(true);
+    fake.expire_access_tokens();
+    let err = gmail.profile().await.unwrap_err();
+    assert!(matches!(err, Error::ClientGone), "{err:?}");
+    assert!(
+        err.to_string().starts_with("Reconnect: new client needed"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("client_secret.json"), "{err}");
+    assert_eq!(
+        err.reconnect_reason(),
+        Some(countersign_gmail::CLIENT_GONE_SENTENCE)
+    );
+
+    // Its secret reset: Google answers the old secret 401 invalid_client.
+    fake.set_client_deleted(false);
+    fake.fail_next(
+        "oauth.token",
+        1,
+        countersign_fakes::gmail::Failure::status(401).reason("invalid_client"),
+    );
+    let err = gmail.profile().await.unwrap_err();
+    assert!(matches!(err, Error::ClientGone), "{err:?}");
+    assert_eq!(
+        opened.load(Ordering::SeqCst),
+        1,
+        "no browser opened by itself"
+    );
+}
+
+#[tokio::test]
 async fn an_account_without_tokens_says_sign_in_again() {
     let fake = fake().await;
     let dir = tempfile::tempdir().unwrap();

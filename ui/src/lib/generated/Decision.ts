@@ -74,4 +74,9 @@ sentDigest: string | null,
  * The header added to the reviewed bytes before sending (`Message-ID`), if any: the sent
  * bytes are the reviewed ones with this header in front.
  */
-sentHeaderAdded: string | null, };
+sentHeaderAdded: string | null, 
+/**
+ * Gmail's id of the sent message (Gmail approvals): from the `drafts.send` answer, or the
+ * message a send whose answer was lost (or a draft sent elsewhere) was found as in Sent.
+ */
+gmailMessageId: string | null, };

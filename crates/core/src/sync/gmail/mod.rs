@@ -77,7 +77,8 @@ pub async fn sync_gmail(
 /// Bring the mirror up to date with the account's drafts.
 ///
 /// An account that needs reconnecting is not read at all. A refresh answered `invalid_grant`
-/// marks the account so (the sentence names the likely causes); its queued decisions wait.
+/// (the sentence names the likely causes), or `deleted_client` / `invalid_client` (a new OAuth
+/// client is needed), marks the account so; its queued decisions wait.
 pub async fn sync_gmail_with(
     store: &Store,
     account: &Account,
@@ -86,8 +87,8 @@ pub async fn sync_gmail_with(
 ) -> Result<GmailSyncReport> {
     // The caller's copy may predate a reconnect or a refused refresh: the mirror decides.
     let current = store.get_account(&account.id).await?;
-    if current.reconnect_reason.is_some() {
-        return Err(countersign_gmail::Error::GrantEnded.into());
+    if let Some(reason) = &current.reconnect_reason {
+        return Err(countersign_gmail::Error::from_reconnect_reason(reason).into());
     }
     let sync = AccountSync {
         store,
@@ -95,10 +96,11 @@ pub async fn sync_gmail_with(
         client,
     };
     let result = sync.changes(listing).await;
-    if let Err(Error::Gmail(countersign_gmail::Error::GrantEnded)) = &result {
-        store
-            .mark_reconnect_needed(&account.id, countersign_gmail::GRANT_ENDED_SENTENCE)
-            .await?;
+    if let Some(reason) = result.as_ref().err().and_then(|e| match e {
+        Error::Gmail(g) => g.reconnect_reason(),
+        _ => None,
+    }) {
+        store.mark_reconnect_needed(&account.id, reason).await?;
     }
     result
 }

@@ -10,6 +10,7 @@ mod dispatcher_role;
 mod edit;
 mod errors;
 mod gmail_behaviour;
+mod gmail_waits;
 mod lifecycle;
 mod muster_truth;
 mod outbox;

@@ -153,6 +153,11 @@ impl GmailCadence {
 ///
 /// An account that needs reconnecting is not read: the loop says so once and waits until the
 /// account is connected again.
+///
+/// When Google asks for a wait longer than a call waits itself (a `Retry-After` over
+/// [`countersign_gmail::retry::MAX_WAIT_IN_CALL`]), the sync returns at once, the owner is
+/// told when the next check is ([`GMAIL_ASKED_TO_WAIT`], as the account's reachability detail),
+/// and nothing is asked of Gmail for this account before then, "Sync now" included.
 #[allow(clippy::too_many_arguments)]
 pub async fn poll_gmail(
     store: Store,
@@ -167,6 +172,10 @@ pub async fn poll_gmail(
     let mut online = true;
     let mut listed_at_start = false;
     let mut told_reconnect = false;
+    // Google named a time to come back after (a Retry-After longer than the client waits in a
+    // call): no check before it, whatever the cadence or a "Sync now" asks.
+    let mut not_before: Option<tokio::time::Instant> = None;
+    let mut told_wait = false;
     loop {
         let current = match store.get_account(&account.id).await {
             Ok(current) => current,
@@ -202,8 +211,9 @@ pub async fn poll_gmail(
             match synced {
                 Ok(changed) => {
                     listed_at_start = true;
-                    if !online {
+                    if !online || told_wait {
                         online = true;
+                        told_wait = false;
                         reachability::record_answered(&store, &account.id).await;
                         on_change(LiveChange::Reachability {
                             account_id: account.id.clone(),
@@ -226,6 +236,29 @@ pub async fn poll_gmail(
                     reachability::record_failure(&store, &account.id, &e).await;
                     continue;
                 }
+                Err(crate::Error::Gmail(countersign_gmail::Error::RateLimited {
+                    retry_after: Some(wait),
+                })) => {
+                    // Google answered: the account is online, and asked for quiet until then.
+                    not_before = Some(tokio::time::Instant::now() + wait);
+                    let sentence = gmail_wait_sentence(wait);
+                    if let Err(e) = store
+                        .record_reachability(
+                            &account.id,
+                            reachability::Reach::Failed(Failure::Refused, &sentence),
+                        )
+                        .await
+                    {
+                        tracing::warn!(account = %account.id, error = %e, "cannot record a wait");
+                    }
+                    online = true;
+                    told_wait = true;
+                    on_change(LiveChange::Reachability {
+                        account_id: account.id.clone(),
+                        online,
+                        detail: Some(sentence),
+                    });
+                }
                 Err(e) => {
                     let unreachable = reachability::record_failure(&store, &account.id, &e).await
                         == Failure::Unreachable;
@@ -241,18 +274,22 @@ pub async fn poll_gmail(
             }
         }
         let checked = tokio::time::Instant::now();
+        // "Sync now" checks at once, unless Google asked to wait: then it is the check at the
+        // time Google named (already planned), not an earlier one.
+        let may_check = || not_before.is_none_or(|t| tokio::time::Instant::now() >= t);
         loop {
             let next = checked + cadence.every(*window_visible.borrow());
+            let next = not_before.map_or(next, |t| next.max(t));
             tokio::select! {
                 _ = tokio::time::sleep_until(next) => break,
-                _ = poll_now.notified() => break,
+                _ = poll_now.notified() => if may_check() { break },
                 // Shown again: the visible cadence applies from the last check at once.
                 changed = window_visible.changed() => {
                     if changed.is_err() {
                         // No shell reports visibility any more: keep the last known state.
                         tokio::select! {
                             _ = tokio::time::sleep_until(next) => break,
-                            _ = poll_now.notified() => break,
+                            _ = poll_now.notified() => if may_check() { break },
                             _ = stop.changed() => return,
                         }
                     }
@@ -260,7 +297,20 @@ pub async fn poll_gmail(
                 _ = stop.changed() => return,
             }
         }
+        not_before = None;
     }
+}
+
+/// How a Gmail sync held back by Google's retry time reads on the account's status line.
+pub const GMAIL_ASKED_TO_WAIT: &str = "Gmail asked to wait: next check at";
+
+/// "Gmail asked to wait: next check at 14:05" for a wait of `wait` from now (local time).
+fn gmail_wait_sentence(wait: Duration) -> String {
+    let at = chrono::Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+    format!(
+        "{GMAIL_ASKED_TO_WAIT} {}",
+        at.with_timezone(&chrono::Local).format("%H:%M")
+    )
 }
 
 async fn sync_account_once(

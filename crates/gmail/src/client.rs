@@ -34,8 +34,14 @@ pub struct ClientConfig {
     pub units_per_second: u32,
     /// Backoff for reads.
     pub retry: RetryPolicy,
-    /// Timeout of one HTTP request, connection included.
+    /// Timeout of one small JSON call (lists, metadata, deletes, history), connection included.
+    /// Transfers (uploads, message bodies, `format=raw` reads) have [`Self::idle_timeout`]
+    /// instead: their length depends on the link, not on Google.
     pub request_timeout: Duration,
+    /// How long a transfer may go without moving a byte (sent or received) before it is given
+    /// up as `Transport { request_sent: true }`. However long it takes, a transfer that keeps
+    /// moving is never cut.
+    pub idle_timeout: Duration,
     /// Timeout of establishing the connection alone.
     pub connect_timeout: Duration,
     /// Largest JSON body a send carries; a bigger message goes through the upload endpoint.
@@ -48,6 +54,15 @@ pub struct ClientConfig {
 /// (<https://developers.google.com/gmail/api/guides/uploads>).
 pub const DEFAULT_JSON_BODY_LIMIT: usize = 4_000_000;
 
+/// A transfer is given up after 60 s without a byte moving: the whole-request limit small
+/// calls had always had, so no answer that used to arrive in time can now be cut (Google may
+/// think for a while between the last byte of a large send and its answer), while a dead link
+/// is still noticed within a minute.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Transfers move in pieces of this size; each piece taken by the connection is progress.
+const TRANSFER_PIECE: usize = 64 * 1024;
+
 impl Default for ClientConfig {
     fn default() -> Self {
         ClientConfig {
@@ -56,6 +71,7 @@ impl Default for ClientConfig {
             units_per_second: DEFAULT_UNITS_PER_SECOND,
             retry: RetryPolicy::default(),
             request_timeout: Duration::from_secs(60),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             connect_timeout: Duration::from_secs(10),
             json_body_limit: DEFAULT_JSON_BODY_LIMIT,
         }
@@ -103,7 +119,11 @@ pub struct GmailClient {
 }
 
 struct Inner {
+    /// For small JSON calls: a whole-request timeout.
     http: reqwest::Client,
+    /// For transfers: no whole-request timeout; [`watch_idle`] ends one that stops moving.
+    transfer_http: reqwest::Client,
+    idle_timeout: Duration,
     api_base: String,
     upload_base: String,
     json_body_limit: usize,
@@ -131,6 +151,9 @@ pub(crate) struct Call {
     pub path: String,
     pub query: Vec<(&'static str, String)>,
     pub body: Option<Body>,
+    /// Carries or fetches a whole message (an upload, a `format=raw` read): timed by progress,
+    /// not by its total length.
+    pub transfer: bool,
 }
 
 /// What a call carries.
@@ -158,7 +181,14 @@ impl Call {
             path: path.into(),
             query: Vec::new(),
             body: None,
+            transfer: false,
         }
+    }
+
+    /// This call moves a whole message (see [`Call::transfer`]).
+    pub fn transfer(mut self) -> Self {
+        self.transfer = true;
+        self
     }
 
     pub fn get(method: Method, path: impl Into<String>) -> Self {
@@ -197,17 +227,22 @@ impl GmailClient {
         tokens: Arc<dyn TokenSource>,
         quota: Arc<QuotaLimiter>,
     ) -> Result<Self> {
-        let http = reqwest::Client::builder()
-            .timeout(config.request_timeout)
-            .connect_timeout(config.connect_timeout)
-            .build()
-            .map_err(|e| Error::BadResponse {
-                detail: format!("cannot build the HTTP client: {e}"),
-            })?;
+        let build = |builder: reqwest::ClientBuilder| {
+            builder
+                .connect_timeout(config.connect_timeout)
+                .build()
+                .map_err(|e| Error::BadResponse {
+                    detail: format!("cannot build the HTTP client: {e}"),
+                })
+        };
+        let http = build(reqwest::Client::builder().timeout(config.request_timeout))?;
+        let transfer_http = build(reqwest::Client::builder())?;
         let api_base = config.api_base.trim_end_matches('/').to_owned();
         Ok(GmailClient {
             inner: Arc::new(Inner {
                 http,
+                transfer_http,
+                idle_timeout: config.idle_timeout,
                 upload_base: upload_base_for(&api_base),
                 json_body_limit: config.json_body_limit,
                 api_base,
@@ -321,34 +356,123 @@ impl GmailClient {
     }
 
     async fn send_once(&self, call: &Call, token: &str) -> Result<Vec<u8>> {
+        if !call.transfer {
+            let request = self.request(&self.inner.http, call, token, None)?;
+            let response = request.send().await.map_err(|e| Error::from_reqwest(&e))?;
+            return read_answer(response).await;
+        }
+        let progress = Progress::new();
+        let request = self.request(&self.inner.transfer_http, call, token, Some(&progress))?;
+        watch_idle(
+            call.method.name(),
+            &progress,
+            self.inner.idle_timeout,
+            async {
+                let response = request.send().await.map_err(|e| Error::from_reqwest(&e))?;
+                progress.moved();
+                read_answer_with_progress(response, Some(&progress)).await
+            },
+        )
+        .await
+    }
+
+    /// The HTTP request of `call`; with `progress`, its body is handed over in pieces, each
+    /// recorded as progress when the connection takes it.
+    fn request(
+        &self,
+        http: &reqwest::Client,
+        call: &Call,
+        token: &str,
+        progress: Option<&Progress>,
+    ) -> Result<reqwest::RequestBuilder> {
         let base = match &call.body {
             Some(Body::Related { .. }) => &self.inner.upload_base,
             _ => &self.inner.api_base,
         };
         let url = format!("{base}{}", call.path);
-        let mut request = self
-            .inner
-            .http
+        let mut request = http
             .request(call.http.clone(), url)
             .bearer_auth(token)
             // Every JSON answer, including errors, as Google's JSON (not an HTML error page).
             .header(reqwest::header::ACCEPT, "application/json")
             .query(&call.query);
-        match &call.body {
-            Some(Body::Json(body)) => request = request.json(body),
+        let (content_type, bytes) = match &call.body {
+            None => return Ok(request),
+            Some(Body::Json(body)) => (
+                "application/json".to_owned(),
+                serde_json::to_vec(body).map_err(|e| Error::BadResponse {
+                    detail: format!("cannot encode the request: {e}"),
+                })?,
+            ),
             Some(Body::Related { boundary, bytes }) => {
-                request = request
-                    .query(&[("uploadType", "multipart")])
-                    .header(
-                        reqwest::header::CONTENT_TYPE,
-                        format!("multipart/related; boundary={boundary}"),
-                    )
-                    .body(bytes.clone());
+                request = request.query(&[("uploadType", "multipart")]);
+                (
+                    format!("multipart/related; boundary={boundary}"),
+                    bytes.clone(),
+                )
             }
-            None => {}
+        };
+        request = request.header(reqwest::header::CONTENT_TYPE, content_type);
+        Ok(match progress {
+            None => request.body(bytes),
+            // The length is known: Google gets a Content-Length, not a chunked body.
+            Some(progress) => request
+                .header(reqwest::header::CONTENT_LENGTH, bytes.len())
+                .body(progressing_body(bytes, progress.clone())),
+        })
+    }
+}
+
+/// When a transfer last moved a byte.
+#[derive(Clone)]
+struct Progress(Arc<std::sync::Mutex<tokio::time::Instant>>);
+
+impl Progress {
+    fn new() -> Self {
+        Progress(Arc::new(std::sync::Mutex::new(tokio::time::Instant::now())))
+    }
+
+    fn moved(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = tokio::time::Instant::now();
+    }
+
+    fn last(&self) -> tokio::time::Instant {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `bytes` as a request body handed over in [`TRANSFER_PIECE`]s: the connection takes the
+/// next piece only once it has room, so taking one is progress on the wire.
+fn progressing_body(bytes: Vec<u8>, progress: Progress) -> reqwest::Body {
+    let bytes = Arc::new(bytes);
+    let len = bytes.len();
+    let pieces = (0..len).step_by(TRANSFER_PIECE).map(move |start| {
+        progress.moved();
+        Ok::<_, std::io::Error>(bytes[start..(start + TRANSFER_PIECE).min(len)].to_vec())
+    });
+    reqwest::Body::wrap_stream(futures_util::stream::iter(pieces))
+}
+
+/// Run `transfer` until it ends, or until `idle` has passed without progress: a link that
+/// died mid-transfer (no reset, no byte) ends here as "uncertain", like a timeout, while one
+/// that keeps moving, however slowly, is never cut.
+async fn watch_idle<T>(
+    method: &'static str,
+    progress: &Progress,
+    idle: Duration,
+    transfer: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    tokio::pin!(transfer);
+    loop {
+        tokio::select! {
+            done = &mut transfer => return done,
+            _ = tokio::time::sleep_until(progress.last() + idle) => {
+                if progress.last() + idle <= tokio::time::Instant::now() {
+                    tracing::debug!(method, idle_ms = idle.as_millis() as u64, "gmail transfer stalled");
+                    return Err(Error::Transport { request_sent: true });
+                }
+            }
         }
-        let response = request.send().await.map_err(|e| Error::from_reqwest(&e))?;
-        read_answer(response).await
     }
 }
 
@@ -375,6 +499,14 @@ pub(crate) fn upload_base_for(api_base: &str) -> String {
 
 /// Read an answer: the body on success, a typed error otherwise.
 pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> {
+    read_answer_with_progress(response, None).await
+}
+
+/// [`read_answer`], recording each piece of the body that arrives in `progress`.
+async fn read_answer_with_progress(
+    mut response: reqwest::Response,
+    progress: Option<&Progress>,
+) -> Result<Vec<u8>> {
     let status = response.status().as_u16();
     let www_authenticate = response
         .headers()
@@ -386,12 +518,27 @@ pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> 
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| error::parse_retry_after_header(v, chrono::Utc::now()));
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| Error::from_reqwest(&e))?;
+    let body = match progress {
+        None => response
+            .bytes()
+            .await
+            .map_err(|e| Error::from_reqwest(&e))?
+            .to_vec(),
+        Some(progress) => {
+            let mut body = Vec::new();
+            while let Some(piece) = response
+                .chunk()
+                .await
+                .map_err(|e| Error::from_reqwest(&e))?
+            {
+                progress.moved();
+                body.extend_from_slice(&piece);
+            }
+            body
+        }
+    };
     if (200..300).contains(&status) {
-        Ok(body.to_vec())
+        Ok(body)
     } else {
         Err(
             match error::from_response(status, www_authenticate.as_deref(), &body) {

@@ -5,6 +5,9 @@
 //! through the upload endpoint `POST /upload/gmail/v1/users/me/drafts/send?uploadType=multipart`
 //! (the discovery document's `mediaUpload` for drafts.send: `message/*`, max 35 MB;
 //! <https://developers.google.com/gmail/api/guides/uploads>).
+//! Calls that carry or fetch a whole message (send, update, `format=raw`) are timed by
+//! progress ([`crate::ClientConfig::idle_timeout`]), not by their length: a 35 MB send on a slow
+//! link may take many minutes and is still sent once.
 //! A draft's `id` is stable; its `message.id` changes on every update, so it is the draft's
 //! version. A sent or deleted draft answers 404 (sometimes 400) afterwards.
 //! `drafts.update` (`PUT /drafts/{id}`, 15 units) replaces the draft's whole message; like
@@ -83,7 +86,8 @@ impl GmailClient {
     /// One draft with its raw bytes (`drafts.get?format=raw`, 5 units).
     pub async fn get_draft_raw(&self, draft_id: &str) -> Result<RawDraft> {
         let call = Call::get(Method::DraftsGet, format!("/drafts/{}", segment(draft_id)))
-            .query("format", "raw");
+            .query("format", "raw")
+            .transfer();
         let draft: wire::Draft = self.execute(&call).await?;
         let message = draft.message.ok_or_else(|| Error::BadResponse {
             detail: "drafts.get answered a draft without a message".into(),
@@ -127,7 +131,9 @@ impl GmailClient {
     ) -> Result<DraftRef> {
         let path = format!("/drafts/{}", segment(draft_id));
         let body = self.message_body(draft_id, raw, thread_id)?;
-        let call = Call::new(Method::DraftsUpdate, reqwest::Method::PUT, path).body(body);
+        let call = Call::new(Method::DraftsUpdate, reqwest::Method::PUT, path)
+            .body(body)
+            .transfer();
         let draft: wire::Draft = self.execute(&call).await?;
         draft_ref(draft)
     }
@@ -145,7 +151,9 @@ impl GmailClient {
         thread_id: Option<&str>,
     ) -> Result<SentMessage> {
         let body = self.message_body(draft_id, raw, thread_id)?;
-        let call = Call::new(Method::DraftsSend, reqwest::Method::POST, "/drafts/send").body(body);
+        let call = Call::new(Method::DraftsSend, reqwest::Method::POST, "/drafts/send")
+            .body(body)
+            .transfer();
         let message: wire::Message = self.execute(&call).await?;
         Ok(SentMessage {
             id: message.id,

@@ -32,7 +32,8 @@ pub mod tokeninfo;
 mod wire;
 
 pub use client::{
-    tokeninfo_url_for, ClientConfig, GmailClient, GOOGLE_API_BASE, GOOGLE_TOKENINFO_URL,
+    tokeninfo_url_for, ClientConfig, GmailClient, DEFAULT_IDLE_TIMEOUT, GOOGLE_API_BASE,
+    GOOGLE_TOKENINFO_URL,
 };
 pub use drafts::{DraftRef, RawDraft, SentMessage};
 pub use error::{Error, Result, CLIENT_GONE_SENTENCE, GRANT_ENDED_SENTENCE};

@@ -135,7 +135,8 @@ impl GmailClient {
             Method::MessagesGet,
             format!("/messages/{}", segment(message_id)),
         )
-        .query("format", "raw");
+        .query("format", "raw")
+        .transfer();
         let message: wire::Message = self.execute(&call).await?;
         message
             .raw

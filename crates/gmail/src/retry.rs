@@ -4,12 +4,27 @@
 //! (<https://developers.google.com/gmail/api/guides/handle-errors#exponential-backoff>). Only
 //! reads are retried here: a send or delete whose outcome is unknown must be reconciled by the
 //! caller, never repeated blindly.
+//!
+//! Google's own retry time ("Retry after <time>") is waited inside the call only up to
+//! [`MAX_WAIT_IN_CALL`]; a longer one ends the call with `RateLimited { retry_after }` at once,
+//! and the caller schedules the next try (a send's decision, a sync's next check) instead of
+//! holding a sync or a dispatch pass for minutes.
 
 use std::time::Duration;
 
 use backon::ExponentialBuilder;
 
 use crate::error::Error;
+
+/// The longest retry time from Google a call waits itself: 30 s.
+///
+/// Gmail's per-user limit is a budget per minute, so a time asked for the per-user rate is
+/// within a minute and mostly seconds; waiting that long keeps the call simple for its caller.
+/// Anything longer is a different limit (sending limits name hours) and would hold a sync
+/// round or a dispatch pass — and every account and decision behind it — for that long, so it
+/// goes back to the caller. 30 s rather than 60 s: half the whole-request timeout of a small
+/// call, so a call never waits longer for Google's permission than it would for its answer.
+pub const MAX_WAIT_IN_CALL: Duration = Duration::from_secs(30);
 
 /// Backoff settings for reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,13 +73,15 @@ impl RetryPolicy {
     }
 
     /// The wait before retrying after `error`, given backon's next `wait` (`None` once the
-    /// attempts are used up): Google's own retry time wins when it is longer.
+    /// attempts are used up): Google's own retry time wins when it is longer, and one longer
+    /// than [`MAX_WAIT_IN_CALL`] ends the call (`None`) with that error.
     pub(crate) fn wait_after(error: &Error, wait: Option<Duration>) -> Option<Duration> {
         let wait = wait?;
-        Some(match error.retry_after() {
-            Some(asked) => wait.max(asked),
-            None => wait,
-        })
+        match error.retry_after() {
+            Some(asked) if asked > MAX_WAIT_IN_CALL => None,
+            Some(asked) => Some(wait.max(asked)),
+            None => Some(wait),
+        }
     }
 }
 
@@ -109,6 +126,24 @@ mod tests {
         assert_eq!(wait, Some(Duration::from_secs(5)));
         let short = RetryPolicy::wait_after(&server_error(), Some(Duration::from_millis(100)));
         assert_eq!(short, Some(Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn a_retry_time_longer_than_the_cap_ends_the_call() {
+        let at_cap = Error::RateLimited {
+            retry_after: Some(MAX_WAIT_IN_CALL),
+        };
+        assert_eq!(
+            RetryPolicy::wait_after(&at_cap, Some(Duration::from_millis(100))),
+            Some(MAX_WAIT_IN_CALL)
+        );
+        let fifteen_minutes = Error::RateLimited {
+            retry_after: Some(Duration::from_secs(15 * 60)),
+        };
+        assert_eq!(
+            RetryPolicy::wait_after(&fifteen_minutes, Some(Duration::from_millis(100))),
+            None
+        );
     }
 
     #[test]

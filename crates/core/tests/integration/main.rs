@@ -11,6 +11,7 @@ mod edit;
 mod errors;
 mod gmail_behaviour;
 mod gmail_lost;
+mod gmail_waits;
 mod lifecycle;
 mod muster_truth;
 mod outbox;

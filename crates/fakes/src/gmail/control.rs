@@ -59,6 +59,12 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/_control/oauth/client-deleted",
             change(|s, body: OnBody| s.client_deleted = body.on),
         )
+        .route(
+            "/_control/faults/throttle",
+            change(|s, body: ThrottleBody| {
+                s.throttle_bytes_per_second = body.bytes_per_second;
+            }),
+        )
         .route("/_control/faults", delete(clear_faults))
         .route("/_control/offline", post(offline))
         .route("/_control/oauth/revoke", act(GmailState::revoke_all))
@@ -103,6 +109,13 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             change(|s, body: QuotaBody| s.set_quota(body.units_per_minute)),
         )
         .route("/_control/state", get(state))
+}
+
+/// `{"bytesPerSecond": n}` throttles (0: nothing moves), `{"bytesPerSecond": null}` ends it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ThrottleBody {
+    bytes_per_second: Option<u64>,
 }
 
 #[derive(Deserialize)]

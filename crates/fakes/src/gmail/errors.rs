@@ -128,6 +128,42 @@ impl ApiError {
         ApiError::new(429, message, "rateLimitExceeded")
     }
 
+    /// 403 `userRateLimitExceeded`: the per-user rate is exceeded. The quota page names this
+    /// reason for the per-user limit ("Per user rate limit | 15,000 quota units per user per
+    /// minute | userRateLimitExceeded", <https://developers.google.com/workspace/gmail/api/reference/quota>)
+    /// and the error guide answers it with 403 in the `usageLimits` domain
+    /// (<https://developers.google.com/workspace/gmail/api/guides/handle-errors>). Gmail puts
+    /// the time to retry only in the message text ("User-rate limit exceeded.  Retry after
+    /// <RFC 3339 time>"), never in a header.
+    pub fn user_rate_limited(retry_at: Option<chrono::DateTime<chrono::Utc>>) -> Self {
+        let mut e = ApiError::rate_limited(retry_at);
+        e.status = 403;
+        e.status_text = "PERMISSION_DENIED";
+        e.reason = "userRateLimitExceeded".to_owned();
+        e
+    }
+
+    /// 403 `forbidden` for what a `gmail.metadata` grant may not do, with Google's own text
+    /// ("Metadata scope does not support 'q' parameter", "Metadata scope doesn't allow format
+    /// FULL"; seen in owners' reports, e.g. googleworkspace/cli#104, dacastro4/laravel-gmail#50
+    /// and #89, Slava/meteor-gmail#7).
+    pub fn metadata_scope(message: impl Into<String>) -> Self {
+        ApiError::new(403, message, "forbidden")
+    }
+
+    /// 400 for an upload whose media is not of a type the method takes. Google's text and
+    /// reason for it ("Media type 'text/plain; charset=utf-8' is not supported. Valid media
+    /// types: [...]", `badRequest`), as owners report it (googleapis/google-api-go-client#778,
+    /// MrSwitch/hello.js#412); the accepted types are the method's `mediaUpload.accept` in the
+    /// discovery document, `message/*` for every Gmail upload.
+    pub fn unsupported_media(content_type: &str) -> Self {
+        ApiError::new(
+            400,
+            format!("Media type '{content_type}' is not supported. Valid media types: [message/*]"),
+            "badRequest",
+        )
+    }
+
     /// 413 for a request body over Google's limit (owners report "Request payload size exceeds
     /// the limit: 5242880 bytes." for large JSON sends, e.g.
     /// googleapis/google-api-dotnet-client#1357, jennybc/send-email-with-r#6).
@@ -177,6 +213,12 @@ impl ApiError {
             e.message = m.to_owned();
         }
         e
+    }
+
+    /// The same error with another message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
     }
 
     pub fn body(&self) -> serde_json::Value {

@@ -15,6 +15,9 @@ mod seed;
 mod state;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_fidelity;
+mod throttle;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -197,6 +200,7 @@ impl Shared {
         s.vanished_drafts_answer_400 = false;
         s.replace_message_id_on_send = false;
         s.client_deleted = false;
+        s.throttle_bytes_per_second = None;
     }
 }
 
@@ -230,6 +234,10 @@ impl FakeGmail {
             server: OnceLock::new(),
         });
         let router = rest::routes()
+            .layer(axum::middleware::from_fn_with_state(
+                shared.clone(),
+                throttle::pace,
+            ))
             .merge(oauth::routes())
             .merge(control::routes())
             .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BYTES))
@@ -441,7 +449,14 @@ impl FakeGmail {
             .insert(id.to_owned(), action);
     }
 
-    /// Remove every injected fault (the switches above included).
+    /// Move request and answer bodies of the Gmail REST and upload endpoints at most
+    /// `bytes_per_second` (a slow link); `Some(0)` moves nothing while the connection stays open
+    /// (a dead link); `None` is full speed. Applies to requests arriving from now on.
+    pub fn throttle_bytes_per_second(&self, bytes_per_second: Option<u64>) {
+        self.shared.lock().throttle_bytes_per_second = bytes_per_second;
+    }
+
+    /// Remove every injected fault (the switches and the throttle above included).
     pub fn clear_faults(&self) {
         self.shared.clear_faults();
     }

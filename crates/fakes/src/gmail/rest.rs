@@ -122,6 +122,11 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/gmail/v1/users/{user}/drafts/{id}",
             get(drafts_get).put(drafts_update).delete(drafts_delete),
         )
+        .route("/gmail/v1/users/{user}/messages/send", post(messages_send))
+        .route(
+            "/upload/gmail/v1/users/{user}/messages/send",
+            post(messages_send_upload),
+        )
         .route("/gmail/v1/users/{user}/messages", get(messages_list))
         .route("/gmail/v1/users/{user}/messages/{id}", get(messages_get))
         .route("/gmail/v1/users/{user}/threads/{id}", get(threads_get))
@@ -235,6 +240,7 @@ fn admit(s: &mut Mailbox, spec: &MethodSpec, req: &Req, user: &str) -> Result<()
     if !scopes::allows(spec, &scopes) {
         return Err(ApiError::insufficient_scope(spec.scopes, spec.rpc));
     }
+    scopes::metadata_limits(spec, &scopes, req)?;
     if let Some(fault) = s.take_fail(spec.name) {
         let mut error = ApiError::for_status(
             fault.status,
@@ -253,7 +259,7 @@ fn admit(s: &mut Mailbox, spec: &MethodSpec, req: &Req, user: &str) -> Result<()
     }
     s.take_quota(spec.units).map_err(|wait| {
         let at = chrono::Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
-        ApiError::rate_limited(Some(at))
+        ApiError::user_rate_limited(Some(at))
     })
 }
 
@@ -427,23 +433,24 @@ async fn drafts_send(call: Call, body: Bytes) -> Response {
     .await
 }
 
-/// `POST /upload/gmail/v1/users/{userId}/drafts/send?uploadType=multipart`: a
-/// `multipart/related` body of the Draft resource (JSON) and the message (`message/rfc822`),
-/// as Google's upload guide describes
-/// (<https://developers.google.com/gmail/api/guides/uploads#multipart>).
+/// `POST /upload/gmail/v1/users/{userId}/drafts/send`: the Draft resource and the message
+/// uploaded as media (see [`upload_parts`]).
 async fn drafts_send_upload(call: Call, headers: axum::http::HeaderMap, body: Bytes) -> Response {
     call.run(&scopes::DRAFTS_SEND, |s, req| {
         let (draft, media) = upload_parts(req, &headers, &body)?;
+        let draft: DraftBody = parse_metadata(draft)?;
         send(s, draft, Some(media))
     })
     .await
 }
 
-/// `PUT /upload/gmail/v1/users/{userId}/drafts/{id}?uploadType=multipart`: drafts.update with
-/// the message as media, like [`drafts_send_upload`].
+/// `PUT /upload/gmail/v1/users/{userId}/drafts/{id}`: drafts.update with the message as media,
+/// like [`drafts_send_upload`]. Without a `threadId` in the metadata (always so for
+/// `uploadType=media`) the draft starts a thread of its own.
 async fn drafts_update_upload(call: Call, headers: axum::http::HeaderMap, body: Bytes) -> Response {
     call.run(&scopes::DRAFTS_UPDATE, |s, req| {
         let (draft, media) = upload_parts(req, &headers, &body)?;
+        let draft: DraftBody = parse_metadata(draft)?;
         let thread = draft.message.and_then(|m| m.thread_id);
         let m = s.update_draft_by_api(&call.id, media, thread)?;
         Ok(draft_resource(&call.id, &m))
@@ -451,27 +458,117 @@ async fn drafts_update_upload(call: Call, headers: axum::http::HeaderMap, body: 
     .await
 }
 
-/// The Draft resource and the message of a `multipart/related` upload.
+/// `POST /gmail/v1/users/{userId}/messages/send`: a Message resource (`raw`, `threadId`) sent
+/// as it is; without `threadId` it starts a thread of its own.
+async fn messages_send(call: Call, body: Bytes) -> Response {
+    call.run(&scopes::MESSAGES_SEND, |s, _| {
+        if body.len() > s.json_body_limit {
+            return Err(ApiError::payload_too_large(s.json_body_limit));
+        }
+        let message: MessageBody = parse_body(&body)?;
+        let raw = message
+            .raw
+            .as_deref()
+            .and_then(decode_raw)
+            .ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))?;
+        let sent = s.send_message(raw, message.thread_id)?;
+        Ok(Answer::Json(message_labels(&sent)))
+    })
+    .await
+}
+
+/// `POST /upload/gmail/v1/users/{userId}/messages/send`: messages.send with the message as
+/// media; the metadata part (multipart only) may name the thread.
+async fn messages_send_upload(call: Call, headers: axum::http::HeaderMap, body: Bytes) -> Response {
+    call.run(&scopes::MESSAGES_SEND, |s, req| {
+        let (metadata, media) = upload_parts(req, &headers, &body)?;
+        let message: MessageBody = parse_metadata(metadata)?;
+        let sent = s.send_message(media, message.thread_id)?;
+        Ok(Answer::Json(message_labels(&sent)))
+    })
+    .await
+}
+
+/// The resource of an upload's metadata part; an upload without one (`uploadType=media`)
+/// carries an empty resource.
+fn parse_metadata<T: for<'de> Deserialize<'de> + Default>(
+    metadata: Option<Vec<u8>>,
+) -> Result<T, ApiError> {
+    metadata.map_or_else(|| Ok(T::default()), |json| parse_body(&json))
+}
+
+/// Whether `content_type` names one of `essence` (`application/json`) or, with a `/*`
+/// ending, one of its family (`message/*`), parameters aside.
+fn is_type(content_type: &str, essence: &str) -> bool {
+    let kind = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    match essence.strip_suffix("/*") {
+        Some(family) => kind
+            .split_once('/')
+            .is_some_and(|(top, sub)| top == family && !sub.is_empty()),
+        None => kind == essence,
+    }
+}
+
+/// The metadata JSON (if any) and the message of an upload, as Google's upload guide describes
+/// them (<https://developers.google.com/workspace/gmail/api/guides/uploads>):
+/// - `uploadType=media`: the body is the message itself, its `Content-Type` one the method
+///   accepts (`message/*`: the discovery document's `mediaUpload.accept` of every Gmail
+///   upload method); there is no metadata.
+/// - `uploadType=multipart`: a `multipart/related` body of the resource's metadata
+///   (`Content-Type: application/json`) and then the media (`message/*`).
+///
+/// A media type the method does not take answers Google's 400 ("Media type '…' is not
+/// supported. Valid media types: [message/*]"). A metadata part that is not JSON answers the
+/// same 400 shape; Google documents no text for that case, so the message is the fake's own.
+/// Resumable uploads are not served by the fake.
 fn upload_parts(
     req: &Req,
     headers: &axum::http::HeaderMap,
     body: &[u8],
-) -> Result<(DraftBody, Vec<u8>), ApiError> {
-    if req.param("uploadType") != Some("multipart") {
-        return Err(ApiError::invalid(
-            "Upload type must be multipart for this fake's drafts uploads",
-        ));
-    }
+) -> Result<(Option<Vec<u8>>, Vec<u8>), ApiError> {
     let content_type = headers
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    let (metadata, media) = mime::related_parts(content_type, body)
-        .ok_or_else(|| ApiError::invalid("Invalid multipart request"))?;
+    let (metadata, media) = match req.param("uploadType") {
+        Some("media") => {
+            if !is_type(content_type, "message/*") {
+                return Err(ApiError::unsupported_media(content_type));
+            }
+            (None, body.to_vec())
+        }
+        Some("multipart") => {
+            let (metadata, media) = mime::related_parts(content_type, body)
+                .ok_or_else(|| ApiError::invalid("Invalid multipart request"))?;
+            if !is_type(&metadata.content_type, "application/json") {
+                return Err(
+                    ApiError::unsupported_media(&metadata.content_type).with_message(format!(
+                        "Metadata part has media type '{}'; it must be application/json",
+                        metadata.content_type
+                    )),
+                );
+            }
+            if !is_type(&media.content_type, "message/*") {
+                return Err(ApiError::unsupported_media(&media.content_type));
+            }
+            (Some(metadata.content), media.content)
+        }
+        other => {
+            return Err(ApiError::invalid(format!(
+                "Invalid upload type '{}': this fake serves uploadType=media and multipart",
+                other.unwrap_or_default()
+            )))
+        }
+    };
     if media.len() > super::MAX_UPLOAD_BYTES {
         return Err(ApiError::payload_too_large(super::MAX_UPLOAD_BYTES));
     }
-    Ok((parse_body(&metadata)?, media))
+    Ok((metadata, media))
 }
 
 fn send(s: &mut Mailbox, body: DraftBody, raw: Option<Vec<u8>>) -> Result<Answer, ApiError> {

@@ -10,6 +10,7 @@ pub const MODIFY: &str = "https://www.googleapis.com/auth/gmail.modify";
 pub const COMPOSE: &str = "https://www.googleapis.com/auth/gmail.compose";
 pub const READONLY: &str = "https://www.googleapis.com/auth/gmail.readonly";
 pub const METADATA: &str = "https://www.googleapis.com/auth/gmail.metadata";
+pub const SEND: &str = "https://www.googleapis.com/auth/gmail.send";
 const ADDON_COMPOSE: &str = "https://www.googleapis.com/auth/gmail.addons.current.action.compose";
 const ADDON_ACTION: &str = "https://www.googleapis.com/auth/gmail.addons.current.message.action";
 const ADDON_METADATA: &str =
@@ -112,6 +113,51 @@ pub const GET_PROFILE: MethodSpec = MethodSpec {
     scopes: PROFILE,
     rpc: "caribou.api.proto.MailboxService.GetProfile",
 };
+
+/// `users.messages.send`: the discovery document's scopes (`gmail.send` among them) and 100
+/// units in the quota table.
+pub const MESSAGES_SEND: MethodSpec = MethodSpec {
+    name: "messages.send",
+    units: 100,
+    scopes: &[MAIL, ADDON_COMPOSE, COMPOSE, MODIFY, SEND],
+    rpc: "caribou.api.proto.MailboxService.SendMessage",
+};
+
+/// What a grant holding `gmail.metadata` may not do although the method accepts the scope:
+/// no `q` search on `messages.list` (the discovery document: "Parameter cannot be used when
+/// accessing the api using the gmail.metadata scope") and no message bodies (`format=raw` or
+/// `full`, the default) from `messages.get` or `threads.get` (the discovery document on both
+/// `format` values: "Format cannot be used when accessing the api using the gmail.metadata
+/// scope.").
+///
+/// Google applies these limits whenever the token carries `gmail.metadata`, even beside a
+/// broader scope: owners hit "Metadata scope does not support 'q' parameter" with tokens also
+/// holding `gmail.readonly` or `gmail.modify` (googleapis/google-api-python-client#582, Google
+/// issue tracker 115621456; googleworkspace/cli#104 and #200).
+pub fn metadata_limits(
+    spec: &MethodSpec,
+    granted: &[String],
+    req: &super::rest::Req,
+) -> Result<(), super::errors::ApiError> {
+    use super::errors::ApiError;
+    if !granted.iter().any(|g| g == METADATA) {
+        return Ok(());
+    }
+    if spec.name == MESSAGES_LIST.name && req.param("q").is_some() {
+        return Err(ApiError::metadata_scope(
+            "Metadata scope does not support 'q' parameter",
+        ));
+    }
+    if spec.name == MESSAGES_GET.name || spec.name == THREADS_GET.name {
+        let format = req.param("format").unwrap_or("full").to_ascii_uppercase();
+        if format == "RAW" || format == "FULL" {
+            return Err(ApiError::metadata_scope(format!(
+                "Metadata scope doesn't allow format {format}"
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// Whether any granted scope allows `spec`.
 pub fn allows(spec: &MethodSpec, granted: &[String]) -> bool {

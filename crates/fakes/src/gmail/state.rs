@@ -197,6 +197,9 @@ pub struct State {
     pub drop: HashMap<String, u32>,
     /// Calls whose change is made and whose 200 answer is then cut short (unreadable JSON).
     pub garble: HashMap<String, u32>,
+    /// Bodies of the REST and upload endpoints move at most this fast (0: not at all); see
+    /// `throttle`.
+    pub throttle_bytes_per_second: Option<u64>,
     pub log: Vec<LoggedRequest>,
     /// Largest JSON request body accepted (Google: about 5 MB); larger ones answer 413.
     pub json_body_limit: usize,
@@ -267,6 +270,7 @@ impl State {
             delay: HashMap::new(),
             drop: HashMap::new(),
             garble: HashMap::new(),
+            throttle_bytes_per_second: None,
             log: Vec::new(),
         }
     }
@@ -381,8 +385,32 @@ impl State {
         (id, message)
     }
 
-    /// Replace a draft's content: a new message id, the old message gone.
+    /// Replace a draft's content as an agent's own client does it behind the control API: a new
+    /// message id, the old message gone, the draft kept on its thread unless another is named.
     pub fn update_draft(
+        &mut self,
+        draft_id: &str,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+    ) -> Result<StoredMessage, ApiError> {
+        let old_thread = self
+            .drafts
+            .get(draft_id)
+            .and_then(|d| self.messages.get(&d.message_id))
+            .map(|m| m.thread_id.clone());
+        self.replace_draft(
+            draft_id,
+            raw,
+            thread_id.filter(|t| !t.is_empty()).or(old_thread),
+        )
+    }
+
+    /// Replace a draft's content with a message on `thread_id`, or on a thread of its own when
+    /// none is named: what `drafts.update` does, since a draft only belongs to a thread when
+    /// "the requested threadId [is] specified on the Message or Draft.Message you supply with
+    /// your request" (discovery document, `Message.threadId`;
+    /// <https://developers.google.com/workspace/gmail/api/guides/threads>).
+    fn replace_draft(
         &mut self,
         draft_id: &str,
         raw: Vec<u8>,
@@ -393,13 +421,8 @@ impl State {
             .get(draft_id)
             .map(|d| d.message_id.clone())
             .ok_or_else(ApiError::not_found)?;
-        let old_thread = self.messages.get(&old_id).map(|m| m.thread_id.clone());
         self.remove_message(&old_id);
-        let message = self.insert_message(
-            raw,
-            thread_id.filter(|t| !t.is_empty()).or(old_thread),
-            vec!["DRAFT".into()],
-        );
+        let message = self.insert_message(raw, thread_id, vec!["DRAFT".into()]);
         if let Some(d) = self.drafts.get_mut(draft_id) {
             d.message_id = message.id.clone();
         }
@@ -414,7 +437,7 @@ impl State {
         raw: Vec<u8>,
         thread_id: Option<String>,
     ) -> Result<StoredMessage, ApiError> {
-        let updated = self.update_draft(draft_id, raw, thread_id)?;
+        let updated = self.replace_draft(draft_id, raw, thread_id)?;
         if let Some(agents) = self.agent_update_after_update.remove(draft_id) {
             self.update_draft(draft_id, agents, None)?;
         }
@@ -482,22 +505,7 @@ impl State {
             .get(&draft.message_id)
             .cloned()
             .ok_or_else(ApiError::not_found)?;
-        let mut raw = raw.unwrap_or_else(|| current.raw.clone());
-        let has_recipient = ["To", "Cc", "Bcc"]
-            .iter()
-            .any(|h| mime::header(&raw, h).is_some_and(|v| v.contains('@')));
-        if !has_recipient {
-            return Err(ApiError::invalid("Invalid To header"));
-        }
-        // Gmail gives a message without a Message-ID one of its own when sending it, and
-        // (reportedly) sometimes replaces the client's.
-        let has_id = mime::header(&raw, "Message-ID").is_some();
-        if !has_id || self.replace_message_id_on_send {
-            let n = self.next();
-            let mut with_id = format!("Message-ID: <fake-{n}@mail.gmail.com>\r\n").into_bytes();
-            with_id.extend_from_slice(&mime::without_header(&raw, "Message-ID"));
-            raw = with_id;
-        }
+        let raw = self.sendable(raw.unwrap_or_else(|| current.raw.clone()))?;
         let thread = thread_id
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| current.thread_id.clone());
@@ -513,6 +521,38 @@ impl State {
             raw,
         });
         Ok(sent)
+    }
+
+    /// `messages.send`: `raw` lands in SENT, on `thread_id` when named, else on a thread of
+    /// its own (the same threading rule as [`State::replace_draft`]).
+    pub fn send_message(
+        &mut self,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+    ) -> Result<StoredMessage, ApiError> {
+        let raw = self.sendable(raw)?;
+        Ok(self.insert_message(raw, thread_id, vec!["SENT".into()]))
+    }
+
+    /// `raw` as Gmail sends it: refused without a recipient, given a `Message-ID` when it has
+    /// none.
+    fn sendable(&mut self, mut raw: Vec<u8>) -> Result<Vec<u8>, ApiError> {
+        let has_recipient = ["To", "Cc", "Bcc"]
+            .iter()
+            .any(|h| mime::header(&raw, h).is_some_and(|v| v.contains('@')));
+        if !has_recipient {
+            return Err(ApiError::invalid("Invalid To header"));
+        }
+        // Gmail gives a message without a Message-ID one of its own when sending it, and
+        // (reportedly) sometimes replaces the client's.
+        let has_id = mime::header(&raw, "Message-ID").is_some();
+        if !has_id || self.replace_message_id_on_send {
+            let n = self.next();
+            let mut with_id = format!("Message-ID: <fake-{n}@mail.gmail.com>\r\n").into_bytes();
+            with_id.extend_from_slice(&mime::without_header(&raw, "Message-ID"));
+            raw = with_id;
+        }
+        Ok(raw)
     }
 
     /// Messages newest first.

@@ -267,8 +267,10 @@ async fn no_token_and_a_foreign_user_are_refused() {
     assert_eq!(status, 200);
 }
 
+/// Google's quota page names `userRateLimitExceeded` for the per-user limit and its error guide
+/// answers that reason with 403 (see `ApiError::user_rate_limited`).
 #[tokio::test]
-async fn over_quota_answers_429_with_a_retry_time_in_the_message() {
+async fn over_the_per_user_quota_answers_403_user_rate_limit_exceeded_with_a_retry_time() {
     let fake = FakeGmail::start(GmailConfig {
         quota_units_per_minute: 600,
         ..GmailConfig::default()
@@ -280,9 +282,13 @@ async fn over_quota_answers_429_with_a_retry_time_in_the_message() {
     assert_eq!(get(&fake, &tokens.access_token, "/drafts").await.0, 200);
     assert_eq!(get(&fake, &tokens.access_token, "/drafts").await.0, 200);
     let (status, body) = get(&fake, &tokens.access_token, "/drafts").await;
-    assert_eq!(status, 429);
-    assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED");
-    assert_eq!(body["error"]["errors"][0]["reason"], "rateLimitExceeded");
+    assert_eq!(status, 403);
+    assert_eq!(body["error"]["status"], "PERMISSION_DENIED");
+    assert_eq!(
+        body["error"]["errors"][0]["reason"],
+        "userRateLimitExceeded"
+    );
+    assert_eq!(body["error"]["errors"][0]["domain"], "usageLimits");
     assert!(body["error"]["message"]
         .as_str()
         .unwrap()

@@ -7,3 +7,4 @@ mod errors;
 mod oauth;
 mod resilience;
 mod support;
+mod transfer;

@@ -220,7 +220,9 @@ async fn a_send_that_times_out_after_connecting_is_uncertain_and_still_happens()
     let filed = fake.file_draft(&raw, None);
     fake.delay("drafts.send", Duration::from_millis(800), Some(1));
     let mut cfg = config(&fake, quick_retries());
-    cfg.request_timeout = Duration::from_millis(300);
+    // A send is a transfer: it is given up when nothing moves for the idle time, here while
+    // the answer is held back.
+    cfg.idle_timeout = Duration::from_millis(300);
     let tokens = fake.issue_tokens(&[GMAIL_MODIFY]);
     let gmail = countersign_gmail::GmailClient::new(
         cfg,

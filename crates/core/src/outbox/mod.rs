@@ -320,7 +320,10 @@ impl Dispatcher {
             }
             Source::Muster => {
                 return match self.muster_client(&account, Step::retry).await {
-                    Ok(client) => muster_decide(&client, &item.summary.external_id, decision).await,
+                    Ok(client) => {
+                        muster_decide(&self.store, &client, &item.summary.external_id, decision)
+                            .await
+                    }
                     Err(waiting) => Ok(waiting),
                 };
             }

@@ -4,7 +4,7 @@
 
 use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent};
 use crate::error::Result;
-use crate::store::{Decision, RefusalKind};
+use crate::store::{Decision, RefusalKind, Store};
 use countersign_muster::{DecideOutcome, MusterClient};
 
 use super::step::{muster_not_done, Step, CHANGED};
@@ -34,6 +34,7 @@ pub(super) fn muster_kind(decision: &Decision) -> countersign_muster::Decision {
 }
 
 pub(super) async fn muster_decide(
+    store: &Store,
     client: &MusterClient,
     draft_id: &str,
     decision: &Decision,
@@ -47,7 +48,14 @@ pub(super) async fn muster_decide(
         )
         .await;
     let step = match answer {
-        Ok(DecideOutcome::Queued { .. }) => muster_done(decision),
+        Ok(DecideOutcome::Queued { note, .. }) => {
+            // muster's note says what happens next, in its words: the audit keeps them.
+            let note = note.trim();
+            if !note.is_empty() {
+                store.set_decision_service_note(decision.id, note).await?;
+            }
+            muster_done(decision)
+        }
         Ok(DecideOutcome::AlreadyDecided {
             same_decision: true,
             ..

@@ -57,6 +57,8 @@ pub struct Decision {
     /// Gmail's id of the sent message (Gmail approvals): from the `drafts.send` answer, or the
     /// message a send whose answer was lost (or a draft sent elsewhere) was found as in Sent.
     pub gmail_message_id: Option<String>,
+    /// What the service said when it took the decision, in its own words (muster's `note`).
+    pub service_note: Option<String>,
 }
 
 /// A decision to write.
@@ -343,6 +345,14 @@ impl Store {
                         .unwrap_or_default(),
                 ),
             ),
+            // The service's own words on taking it, when it said something.
+            (DispatchOutcome::Done, None) => (
+                decision.digest.clone(),
+                decision
+                    .service_note
+                    .as_ref()
+                    .map(|note| format!("muster: {note}")),
+            ),
             _ => (decision.digest.clone(), detail.clone()),
         };
         append_audit_in(
@@ -379,6 +389,17 @@ impl Store {
         sqlx::query("UPDATE decisions SET sent_digest = ?, sent_header_added = ? WHERE id = ?")
             .bind(digest)
             .bind(header_added)
+            .bind(decision_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Remember what the service said when it took the decision (muster's `note`), for the
+    /// owner and the dispatch's audit row.
+    pub async fn set_decision_service_note(&self, decision_id: i64, note: &str) -> Result<()> {
+        sqlx::query("UPDATE decisions SET service_note = ? WHERE id = ?")
+            .bind(note)
             .bind(decision_id)
             .execute(self.pool())
             .await?;

@@ -835,3 +835,41 @@ async fn a_pending_draft_muster_deleted_leaves_the_queue_at_the_next_full_sync()
     assert_eq!(deleted.state_reason.as_deref(), Some("deleted in muster"));
     assert_eq!(item_for(&env, &drafts[1]).await.state, ItemState::Pending);
 }
+
+#[tokio::test]
+async fn musters_own_note_on_an_approval_is_in_the_audit_not_a_paraphrase() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "ana@example.com",
+            "Hi",
+            "Hello",
+        )
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "Hello back")
+        .unwrap();
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    approve_now(&env, item.id).await;
+    env.dispatcher().await.run_once().await.unwrap();
+
+    let dispatched = env
+        .store
+        .audit_for_item(item.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|e| e.line.action == "approve dispatched")
+        .expect("the dispatch is audited");
+    assert_eq!(
+        dispatched.line.detail.as_deref(),
+        Some("muster: Queued: the plugin sends it and a refusal comes back here.")
+    );
+}

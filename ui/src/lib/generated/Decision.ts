@@ -79,4 +79,8 @@ sentHeaderAdded: string | null,
  * Gmail's id of the sent message (Gmail approvals): from the `drafts.send` answer, or the
  * message a send whose answer was lost (or a draft sent elsewhere) was found as in Sent.
  */
-gmailMessageId: string | null, };
+gmailMessageId: string | null, 
+/**
+ * What the service said when it took the decision, in its own words (muster's `note`).
+ */
+serviceNote: string | null, };

@@ -22,8 +22,9 @@ BUILD_PACKAGES=(
   libssl-dev libdbus-1-dev libsecret-1-dev
 )
 # What running the desktop end-to-end suite needs: a virtual display, WebKit's WebDriver,
-# a D-Bus session bus and a notification daemon that the app's notifications go to.
-E2E_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 dunst)
+# a D-Bus session bus and a notification daemon that the app's notifications go to; and
+# sqlite3, with which the CLI suite edits the mirror by hand as a tamperer would.
+E2E_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 dunst sqlite3)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 

@@ -2,6 +2,7 @@
 //! `countersign-core`, so the CLI and the desktop app behave the same on the same data dir.
 
 mod account;
+mod audit;
 mod dispatch;
 mod output;
 mod review;
@@ -117,6 +118,11 @@ enum Command {
         /// Include finished decisions.
         #[arg(long)]
         all: bool,
+    },
+    /// Check the audit log's hash chain, or export the log.
+    Audit {
+        #[command(subcommand)]
+        command: audit::AuditCommand,
     },
     /// Stop sending: no decision leaves until `resume`.
     Pause,
@@ -235,6 +241,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
     let printed = match &cli.command {
         Command::Account { command } => return account::run(&store, &dir, command, json).await,
         Command::Sync => return sync::run(&store, &dir, json).await,
+        Command::Audit { command } => return audit::run(&store, command, json).await,
         Command::Dispatch { wait, timeout } => {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));
             return dispatch::run(&store, &dir, limit, json).await;

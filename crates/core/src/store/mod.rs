@@ -31,7 +31,7 @@ use sqlx::SqlitePool;
 use crate::error::{Error, Result};
 
 pub use accounts::{Account, NewAccount, SecretStorage};
-pub use audit::{AuditEntry, NewAuditEntry};
+pub use audit::{AuditBreak, AuditEntry, AuditVerdict, NewAuditEntry};
 pub use cursors::SyncCursor;
 pub use decisions::{Decision, DecisionFilter, NewDecision};
 pub use items::{
@@ -81,10 +81,12 @@ impl Store {
             .run(&pool)
             .await
             .map_err(|e| migrate_error(path, e))?;
-        Ok(Store {
+        let store = Store {
             pool,
             path: path.to_path_buf(),
-        })
+        };
+        store.seal_audit_chain().await?;
+        Ok(store)
     }
 
     /// Open the mirror at `path` without running migrations (tests of the migrations use this).

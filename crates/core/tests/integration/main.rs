@@ -3,6 +3,7 @@
 
 mod actions;
 mod app_events;
+mod audit_chain;
 mod autostart;
 mod binding;
 mod deferred_start;

@@ -6,15 +6,39 @@
 use std::time::Duration;
 
 use countersign_e2e::desktop::skip_or_fail;
-use countersign_e2e::fixture::{gmail_reply, Fixture, RemoteHost};
+use countersign_e2e::fixture::{eventually, gmail_reply, Fixture, RemoteHost};
 
 use crate::support::*;
+
+/// A call of the shell's `approve` that the command accepts (a well-formed `Shown` for each of
+/// the first items) and core would refuse *and audit* (its version is not the current one): if
+/// a payload ever reached the shell, the audit log would say so.
+const APPROVE_EVERY_ITEM: &str = "for (let id = 1; id <= 3; id++) { \
+    window.top.__TAURI_INTERNALS__.invoke('approve', \
+      {shown: {id, version: 'payload', digest: 'payload'}, anyway: true}); }";
+
+/// Whether any approval reached core: a decision, or an audited refusal of one.
+async fn approvals_that_reached_core(fixture: &Fixture) -> usize {
+    let decisions = fixture
+        .store
+        .list_decisions(countersign_core::store::DecisionFilter::All)
+        .await
+        .unwrap();
+    let refused = fixture
+        .store
+        .audit_log()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.line.action == "approve")
+        .count();
+    decisions.len() + refused
+}
 
 fn hostile_draft(remote: &str) -> Vec<u8> {
     let html = format!(
         "<p>Hello Ana,</p>\
-         <script>document.title='pwned-script';\
-           window.top.__TAURI_INTERNALS__.invoke('approve', {{shown: {{id: 1}}}});</script>\
+         <script>document.title='pwned-script';{APPROVE_EVERY_ITEM}</script>\
          <img src=\"x\" onerror=\"document.title='pwned-onerror';parent.document.title='pwned'\">\
          <img src=\"{remote}/pixel.png\" alt=\"tracker\">\
          <div style=\"background-image:url({remote}/bg.png)\">styled</div>\
@@ -101,15 +125,20 @@ async fn a_hostile_draft_runs_no_script_and_fetches_nothing_while_its_flags_are_
     assert_eq!(remote.hits(), 0, "the remote host saw no request");
     assert_eq!(detail_state(session).await.as_deref(), Some("pending"));
     assert!(fixture.gmail.sent_messages().is_empty());
-    let decisions = fixture
-        .store
-        .decisions_for_item(item.id)
-        .await
-        .unwrap_or_default();
-    assert!(
-        decisions.is_empty(),
+    assert_eq!(
+        approvals_that_reached_core(&fixture).await,
+        0,
         "no payload reached the shell's approve command"
     );
+    // The check above can fail: the same call made from the app's own window reaches core,
+    // which refuses it (not the version on screen) and audits the refusal.
+    session.execute(APPROVE_EVERY_ITEM, vec![]).await.unwrap();
+    eventually(UI_TIMEOUT, "the window's own call is audited", || async {
+        approvals_that_reached_core(&fixture).await > 0
+    })
+    .await
+    .or_log(&app);
+    assert!(fixture.gmail.sent_messages().is_empty());
     app.quit().await.unwrap();
 }
 

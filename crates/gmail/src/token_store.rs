@@ -293,19 +293,45 @@ mod tests {
         assert!(!shown.contains("secret"), "{shown}");
     }
 
+    /// The child of [`without_a_secret_service_tokens_go_to_an_owner_only_file`]: opens a
+    /// token store in `COUNTERSIGN_TOKEN_TEST_DIR` under the bus its parent gave it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    #[ignore = "run as a child process by without_a_secret_service_tokens_go_to_an_owner_only_file"]
+    fn child_opens_a_token_store() {
+        let dir = std::env::var_os("COUNTERSIGN_TOKEN_TEST_DIR").expect("run by the parent test");
+        let store = TokenStore::open(Path::new(&dir));
+        assert_eq!(store.kind(), TokenStorageKind::File);
+        store.save("x", &tokens()).unwrap();
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn without_a_secret_service_tokens_go_to_an_owner_only_file() {
-        // Only meaningful where no session bus exists (CI, this build box); with a desktop
-        // session the keyring is used and this says nothing.
-        if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() {
-            return;
-        }
+        // Whatever session bus this suite runs under (dbus-run-session gives it one), the
+        // child runs where no Secret Service can answer: a bus address that leads nowhere.
         let dir = tempfile::tempdir().unwrap();
-        let store = TokenStore::open(dir.path());
-        assert_eq!(store.kind(), TokenStorageKind::File);
-        store.save("x", &tokens()).unwrap();
-        assert!(dir.path().join("gmail-tokens/x.json").exists());
+        let child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "token_store::tests::child_opens_a_token_store",
+                "--ignored",
+                "--test-threads=1",
+            ])
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/nonexistent/countersign-test-bus",
+            )
+            .env("COUNTERSIGN_TOKEN_TEST_DIR", dir.path())
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&child.stdout);
+        assert!(child.status.success(), "{report}");
+        assert!(report.contains("1 passed"), "the child ran: {report}");
+        let file = dir.path().join("gmail-tokens/x.json");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "owner-only: {mode:o}");
     }
 
     #[test]

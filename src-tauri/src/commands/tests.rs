@@ -33,8 +33,17 @@ fn an_unknown_state_in_the_filter_is_refused_rather_than_ignored() {
 }
 
 #[test]
-fn the_preset_reject_reasons_are_offered() {
-    let reasons = reject_reasons();
-    assert_eq!(reasons.len(), PRESET_REJECT_REASONS.len());
-    assert!(reasons.contains(&"Wrong recipient".to_string()));
+fn the_preset_reject_reasons_are_offered_in_the_order_the_owner_reads_them() {
+    // Written out, not taken from the list the command reads: a reason dropped, renamed or
+    // moved shows up here (the desktop suite picks the first one by position).
+    assert_eq!(
+        reject_reasons(),
+        [
+            "Wrong recipient",
+            "Wrong facts or figures",
+            "Tone is off",
+            "Should not be answered",
+            "Attachment is wrong",
+        ]
+    );
 }

@@ -457,6 +457,18 @@ AAECAwQFBgcICQ==\r\n\
             other => panic!("{other:?}"),
         }
         assert!(rewrite(html_only, "x", "y").is_err());
+        // Two text parts one after the other (multipart/mixed with inline text): editing one
+        // would drop or duplicate the other.
+        let two_texts = b"From: a@example.com\r\nSubject: Two\r\nMIME-Version: 1.0\r\n\
+            Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+            --b\r\nContent-Type: text/plain\r\n\r\nFirst part.\r\n\
+            --b\r\nContent-Type: text/plain\r\n\r\nSecond part.\r\n--b--\r\n";
+        match editable(two_texts) {
+            Editable::Not(why) => assert!(why.contains("several parts"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(rewrite(two_texts, "x", "y").is_err());
+        // One text and its HTML alternative are editable.
         match editable(MIXED) {
             Editable::Text {
                 subject,

@@ -77,22 +77,27 @@ pub async fn sync_muster(
     // Only drafts still waiting for the owner change; a decision in flight settles its own.
     let listed: BTreeSet<&str> = drafts.iter().map(|d| d.id.as_str()).collect();
     for (item_id, external_id, _, state) in store.item_versions(&account.id).await? {
-        let waiting = matches!(
-            state,
-            ItemState::Pending | ItemState::Conflict | ItemState::AwaitingCheck
-        );
-        if waiting && !listed.contains(external_id.as_str()) {
-            store
-                .apply_item_event(
-                    item_id,
-                    crate::domain::ItemEvent::Vanished,
-                    Some("deleted in muster"),
-                )
-                .await?;
+        if !listed.contains(external_id.as_str()) {
+            mark_deleted_in_muster(store, item_id, state).await?;
         }
     }
     store.record_sync_success(&account.id, None, true).await?;
     Ok(report)
+}
+
+/// A draft muster no longer has is gone — unless a decision on it is in flight (queued or
+/// sending), which settles it itself, or it already ended.
+async fn mark_deleted_in_muster(store: &Store, item_id: i64, state: ItemState) -> Result<()> {
+    if !state.is_final() && !matches!(state, ItemState::Queued | ItemState::Sending) {
+        store
+            .apply_item_event(
+                item_id,
+                crate::domain::ItemEvent::Vanished,
+                Some("deleted in muster"),
+            )
+            .await?;
+    }
+    Ok(())
 }
 
 /// Re-fetch one draft (after `plugin.draft.changed`), and the routes of its message.
@@ -108,15 +113,7 @@ pub async fn sync_muster_draft(
         Err(countersign_muster::Error::NotFound { .. }) => {
             if let Some(item_id) = store.find_item(&account.id, draft_id).await? {
                 let state = store.get_item(item_id).await?.summary.state;
-                if !state.is_final() && state != ItemState::Queued && state != ItemState::Sending {
-                    store
-                        .apply_item_event(
-                            item_id,
-                            crate::domain::ItemEvent::Vanished,
-                            Some("deleted in muster"),
-                        )
-                        .await?;
-                }
+                mark_deleted_in_muster(store, item_id, state).await?;
             }
             return Ok(report);
         }

@@ -636,6 +636,28 @@ mod same_stamp_other_text {
     }
 }
 
+/// A muster account with the `gmail-relay` plugin.
+async fn muster_env() -> (Env, Account) {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    (env, account)
+}
+
+/// A reply to `who` filed by the session and mirrored by a full sync: its draft id.
+async fn filed_and_mirrored(env: &Env, account: &Account, who: &str) -> String {
+    let relayed = env
+        .muster
+        .relay_message("gmail-relay", "inbox-chat", who, "Hi", "Hello")
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "Hello back")
+        .unwrap();
+    resync(env, account).await;
+    draft
+}
+
 /// Whether the owner was ever told this account is offline.
 fn ever_offline(seen: &Mutex<Vec<LiveChange>>) -> Vec<LiveChange> {
     seen.lock()
@@ -769,24 +791,8 @@ async fn with_musters_sixteen_event_buffer_and_noise_every_change_still_reaches_
 async fn an_approval_of_a_draft_muster_deleted_ends_gone_not_retried_forever() {
     // muster answers a draft it does not have with Go's plain-text 404, the same answer as a
     // route it does not have.
-    let env = Env::new().await;
-    let account = env.connect_muster().await;
-    env.muster.create_plugin("gmail-relay", false).unwrap();
-    let relayed = env
-        .muster
-        .relay_message(
-            "gmail-relay",
-            "inbox-chat",
-            "ana@example.com",
-            "Hi",
-            "Hello",
-        )
-        .unwrap();
-    let draft = env
-        .muster
-        .file_draft(&relayed.route_id, "Hello back")
-        .unwrap();
-    resync(&env, &account).await;
+    let (env, account) = muster_env().await;
+    let draft = filed_and_mirrored(&env, &account, "ana@example.com").await;
     let item = item_for(&env, &draft).await;
     approve_now(&env, item.id).await;
     env.muster.delete_draft(&draft).unwrap();
@@ -811,22 +817,11 @@ async fn an_approval_of_a_draft_muster_deleted_ends_gone_not_retried_forever() {
 
 #[tokio::test]
 async fn a_pending_draft_muster_deleted_leaves_the_queue_at_the_next_full_sync() {
-    let env = Env::new().await;
-    let account = env.connect_muster().await;
-    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let (env, account) = muster_env().await;
     let mut drafts = Vec::new();
     for who in ["ana@example.com", "bo@example.com"] {
-        let relayed = env
-            .muster
-            .relay_message("gmail-relay", "inbox-chat", who, "Hi", "Hello")
-            .unwrap();
-        drafts.push(
-            env.muster
-                .file_draft(&relayed.route_id, "Hello back")
-                .unwrap(),
-        );
+        drafts.push(filed_and_mirrored(&env, &account, who).await);
     }
-    resync(&env, &account).await;
     env.muster.delete_draft(&drafts[0]).unwrap();
     resync(&env, &account).await;
 
@@ -838,24 +833,8 @@ async fn a_pending_draft_muster_deleted_leaves_the_queue_at_the_next_full_sync()
 
 #[tokio::test]
 async fn musters_own_note_on_an_approval_is_in_the_audit_not_a_paraphrase() {
-    let env = Env::new().await;
-    let account = env.connect_muster().await;
-    env.muster.create_plugin("gmail-relay", false).unwrap();
-    let relayed = env
-        .muster
-        .relay_message(
-            "gmail-relay",
-            "inbox-chat",
-            "ana@example.com",
-            "Hi",
-            "Hello",
-        )
-        .unwrap();
-    let draft = env
-        .muster
-        .file_draft(&relayed.route_id, "Hello back")
-        .unwrap();
-    resync(&env, &account).await;
+    let (env, account) = muster_env().await;
+    let draft = filed_and_mirrored(&env, &account, "ana@example.com").await;
     let item = item_for(&env, &draft).await;
     approve_now(&env, item.id).await;
     env.dispatcher().await.run_once().await.unwrap();

@@ -2,8 +2,6 @@
 //! screen yet, and a draft that changes while it is read is shown again before it can be
 //! approved — checked at the fake Gmail and in the mirror, not only on screen.
 
-use std::time::Duration;
-
 use countersign_core::store::DecisionFilter;
 use countersign_e2e::desktop::skip_or_fail;
 use countersign_e2e::fixture::{eventually, gmail_reply, Fixture};
@@ -170,11 +168,16 @@ async fn a_draft_updated_while_shown_is_shown_again_and_only_the_new_version_is_
     })
     .await
     .or_log(&app);
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Quit first: after that no second request can come, however late.
+    app.quit().await.unwrap();
+    assert_eq!(
+        fixture.gmail.send_requests(&draft.id),
+        1,
+        "asked Gmail once"
+    );
     let sent = fixture.gmail.sent_messages();
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].raw, second, "the bytes sent are the new version's");
-    app.quit().await.unwrap();
 }
 
 /// A Gmail reply with a text part and an HTML part that links to `href`; `reply_to` is its

@@ -55,9 +55,14 @@ async fn an_approval_while_offline_shows_queued_offline_then_is_sent_once_when_b
     .await
     .or_log(&app);
     wait_detail_state(session, "sent").await.or_log(&app);
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let sent = fixture.gmail.sent_messages();
-    assert_eq!(sent.len(), 1, "sent exactly once");
-    assert_eq!(sent[0].raw, raw);
+    // Quit first: after that no second request can come, however late.
     app.quit().await.unwrap();
+    assert_eq!(
+        fixture.gmail.send_requests(&draft.id),
+        1,
+        "sent exactly once"
+    );
+    let sent = fixture.gmail.sent_messages();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].raw, raw);
 }

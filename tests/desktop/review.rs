@@ -57,12 +57,13 @@ async fn approving_with_a_shows_the_countdown_then_sends_the_reviewed_bytes_exac
     .await
     .or_log(&app);
     wait_detail_state(session, "sent").await.or_log(&app);
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Quit first: after that no second request can come, however late.
+    app.quit().await.unwrap();
+    assert_eq!(fixture.gmail.send_requests(&draft.id), 1, "sent once");
     let sent = fixture.gmail.sent_messages();
-    assert_eq!(sent.len(), 1, "sent once");
+    assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].draft_id, draft.id);
     assert_eq!(sent[0].raw, raw, "the bytes sent are the bytes reviewed");
-    app.quit().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

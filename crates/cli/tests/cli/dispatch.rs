@@ -44,7 +44,7 @@ async fn an_approved_draft_is_sent_once_with_exactly_the_reviewed_bytes() {
     let out = cli.exec(&["dispatch", "--wait"]).await.ok();
     assert!(out.stdout.contains("done: sent"), "{}", out.stdout);
 
-    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
     let sent = gmail.sent_messages();
     assert_eq!(sent.len(), 1);
     assert_eq!(
@@ -57,7 +57,7 @@ async fn an_approved_draft_is_sent_once_with_exactly_the_reviewed_bytes() {
     let again = cli.exec(&["dispatch", "--wait", "--json"]).await.json();
     assert_eq!(again["status"], "finished");
     assert_eq!(again["outcomes"], serde_json::json!([]));
-    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -78,7 +78,7 @@ async fn undo_sends_nothing_while_the_decision_waits_and_is_refused_once_it_was_
     assert!(undone.stdout.contains("Undone"), "{}", undone.stdout);
     let out = cli.exec(&["dispatch", "--wait", "--json"]).await.json();
     assert_eq!(out["live"], 0);
-    assert_eq!(gmail.send_count(&kept.id), 0);
+    assert_eq!(gmail.send_requests(&kept.id), 0);
     assert_eq!(cli.item(&kept.id).await["state"], "pending");
 
     // Past its window, with no dispatcher running, nothing has left: undo still works.
@@ -86,12 +86,12 @@ async fn undo_sends_nothing_while_the_decision_waits_and_is_refused_once_it_was_
     let late = cli.exec(&["undo", &kept_id]).await.ok();
     assert!(late.stdout.contains("Undone"), "{}", late.stdout);
     cli.exec(&["dispatch", "--wait"]).await.ok();
-    assert_eq!(gmail.send_count(&kept.id), 0);
+    assert_eq!(gmail.send_requests(&kept.id), 0);
 
     cli.show(&sent_id).await;
     cli.exec(&["approve", &sent_id, "--no-undo"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();
-    assert_eq!(gmail.send_count(&sent.id), 1);
+    assert_eq!(gmail.send_requests(&sent.id), 1);
     let after = cli.exec(&["undo", &sent_id]).await;
     assert!(!after.status.success());
     assert!(
@@ -100,7 +100,7 @@ async fn undo_sends_nothing_while_the_decision_waits_and_is_refused_once_it_was_
         "{}",
         after.stderr
     );
-    assert_eq!(gmail.send_count(&sent.id), 1);
+    assert_eq!(gmail.send_requests(&sent.id), 1);
 }
 
 /// The next event `wanted` accepts, or a failure after 20 s.
@@ -211,8 +211,8 @@ async fn an_app_started_while_the_cli_dispatches_takes_over_once_the_cli_exits()
         _ => false,
     })
     .await;
-    assert_eq!(gmail.send_count(&first.id), 1);
-    assert_eq!(gmail.send_count(&second.id), 1);
+    assert_eq!(gmail.send_requests(&first.id), 1);
+    assert_eq!(gmail.send_requests(&second.id), 1);
     assert_eq!(gmail.request_count("drafts.send"), 2);
     app.stop();
 }
@@ -232,7 +232,7 @@ async fn pause_stops_dispatch_and_resume_lets_the_decision_go() {
     let waited = cli.exec(&["dispatch", "--wait"]).await;
     assert_eq!(waited.status.code(), Some(2), "--wait gives up when paused");
     assert!(waited.stdout.contains("paused"), "{}", waited.stdout);
-    assert_eq!(gmail.send_count(&draft.id), 0);
+    assert_eq!(gmail.send_requests(&draft.id), 0);
     assert_eq!(
         live_decision_state(&cli, &id).await.as_deref(),
         Some("queued")
@@ -240,7 +240,7 @@ async fn pause_stops_dispatch_and_resume_lets_the_decision_go() {
 
     cli.exec(&["resume"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();
-    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -269,12 +269,12 @@ async fn a_dispatcher_killed_while_rereading_the_draft_sends_it_once_on_the_next
     first.kill().await.unwrap();
     let killed = cli.finish(first, &["dispatch", "--wait"]).await;
     assert!(!killed.status.success());
-    assert_eq!(gmail.send_count(&draft.id), 0);
+    assert_eq!(gmail.send_requests(&draft.id), 0);
 
     gmail.clear_faults();
     let out = cli.exec(&["dispatch", "--wait"]).await.ok();
     assert!(out.stdout.contains("done: sent"), "{}", out.stdout);
-    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
     assert_eq!(cli.item(&draft.id).await["state"], "sent");
 }
 
@@ -291,7 +291,7 @@ async fn a_dispatcher_killed_after_gmail_sent_but_before_the_answer_reconciles_w
     gmail.delay("drafts.send", Duration::from_secs(30), None);
     let mut first = cli.spawn(&["dispatch", "--wait"]);
     eventually(Duration::from_secs(20), "Gmail sends the draft", || async {
-        gmail.send_count(&draft.id) == 1
+        gmail.send_requests(&draft.id) == 1
     })
     .await;
     assert_eq!(
@@ -306,7 +306,7 @@ async fn a_dispatcher_killed_after_gmail_sent_but_before_the_answer_reconciles_w
     assert_eq!(out["status"], "finished");
     let outcome = &out["outcomes"].as_array().unwrap()[0];
     assert_eq!(outcome["outcome"], "done", "{out}");
-    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
     assert_eq!(cli.item(&draft.id).await["state"], "sent");
 }
 
@@ -331,7 +331,7 @@ async fn two_dispatchers_started_together_send_each_of_ten_drafts_exactly_once()
     );
     let (a, b) = (a.ok(), b.ok());
     for draft in &drafts {
-        assert_eq!(gmail.send_count(&draft.id), 1, "draft {}", draft.id);
+        assert_eq!(gmail.send_requests(&draft.id), 1, "draft {}", draft.id);
     }
     assert_eq!(gmail.sent_messages().len(), 10);
     let busy = [&a, &b]
@@ -375,11 +375,11 @@ async fn a_second_dispatcher_says_another_process_is_dispatching_and_leaves_the_
         "another Countersign process is dispatching these decisions."
     );
     assert_eq!(second["live"], 1);
-    assert_eq!(gmail.send_count(&draft.id), 0);
+    assert_eq!(gmail.send_requests(&draft.id), 0);
 
     let first = cli.finish(first, &["dispatch", "--wait"]).await.ok();
     assert!(first.stdout.contains("done: sent"), "{}", first.stdout);
-    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -407,7 +407,7 @@ async fn dispatch_wait_gives_up_after_its_timeout_while_gmail_is_offline_and_sen
 
     gmail.set_online(true);
     cli.exec(&["dispatch", "--wait"]).await.ok();
-    assert_eq!(gmail.send_count(&draft.id), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -429,7 +429,7 @@ async fn a_rejected_gmail_draft_is_deleted_not_sent_and_its_reason_is_on_record(
         .ok();
     let out = cli.exec(&["dispatch", "--wait"]).await.ok();
     assert!(out.stdout.contains("done: rejected"), "{}", out.stdout);
-    assert_eq!(gmail.send_count(&draft.id), 0);
+    assert_eq!(gmail.send_requests(&draft.id), 0);
     assert!(gmail.drafts().iter().all(|d| d.id != draft.id));
     let shown = cli.exec(&["show", &id, "--json"]).await.json();
     assert_eq!(shown["state"], "rejected");

@@ -240,7 +240,7 @@ async fn approve_binds_to_the_version_shown_and_refuses_an_older_one() {
     );
     cli.exec(&["dispatch"]).await.ok();
     assert_eq!(
-        gmail.send_count(&draft.id),
+        gmail.send_requests(&draft.id),
         0,
         "the unseen version was sent"
     );

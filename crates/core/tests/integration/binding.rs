@@ -299,7 +299,7 @@ async fn a_rate_limited_send_waits_for_the_time_google_names_and_is_sent_once() 
 
     // Passes before the retry time do nothing; the one after sends.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while env.gmail.send_count(&draft.id) == 0 {
+    while env.gmail.send_requests(&draft.id) == 0 {
         assert!(std::time::Instant::now() < deadline, "never sent");
         dispatcher.run_once().await.unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -316,6 +316,6 @@ async fn a_rate_limited_send_waits_for_the_time_google_names_and_is_sent_once() 
             );
         }
     }
-    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
 }

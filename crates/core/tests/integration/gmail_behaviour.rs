@@ -114,9 +114,15 @@ async fn a_draft_sent_from_gmail_becomes_sent_elsewhere_and_is_never_sent_again(
         "only Gmail's own send"
     );
     assert_eq!(
-        env.gmail.send_count(&approved.id),
-        1,
-        "only Gmail's own send"
+        env.gmail.send_requests(&pending.id),
+        0,
+        "Countersign never asked Gmail to send it"
+    );
+    assert_eq!(env.gmail.send_count(&approved.id), 1, "only Gmail's own send");
+    assert_eq!(
+        env.gmail.send_requests(&approved.id),
+        0,
+        "Countersign never asked Gmail to send it"
     );
     assert_eq!(env.gmail.request_count("drafts.send"), 0);
 }
@@ -192,7 +198,7 @@ async fn invalid_grant_marks_reconnect_needed_and_the_queued_approval_is_sent_on
     let report = dispatcher.run_once().await.unwrap();
     assert_eq!(report.ended(OutcomeKind::Done), vec![decision.id]);
     dispatcher.run_once().await.unwrap();
-    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
     assert_eq!(env.gmail.sent_messages()[0].raw, raw);
     assert!(env
         .store

@@ -291,7 +291,7 @@ async fn claims_by_killed_processes_do_not_spend_the_look_up_budget() {
     })
     .await;
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
-    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
 }
 
 #[test]

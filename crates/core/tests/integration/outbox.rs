@@ -55,7 +55,7 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
         early.ended(OutcomeKind::Done).is_empty(),
         "sent inside the undo window"
     );
-    assert_eq!(env.gmail.send_count(&draft.id), 0);
+    assert_eq!(env.gmail.send_requests(&draft.id), 0);
 
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let report = dispatcher.run_once().await.unwrap();
@@ -66,7 +66,7 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
         sent[0].raw, raw,
         "the sent bytes differ from the reviewed ones"
     );
-    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
     assert!(
         env.gmail.drafts().iter().all(|d| d.id != draft.id),
         "draft still there"
@@ -77,7 +77,7 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
 
     // Nothing more happens on later passes.
     dispatcher.run_once().await.unwrap();
-    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
 }
 
 #[tokio::test]
@@ -121,7 +121,7 @@ async fn approve_after_the_agent_changed_the_draft_is_a_conflict_not_a_send() {
     let dispatcher = env.dispatcher().await;
     let report = dispatcher.run_once().await.unwrap();
     assert_eq!(report.ended(OutcomeKind::Conflict).len(), 1);
-    assert_eq!(env.gmail.send_count(&draft.id), 0);
+    assert_eq!(env.gmail.send_requests(&draft.id), 0);
     let conflicted = item_for(&env, &draft.id).await;
     assert_eq!(conflicted.state, ItemState::Conflict);
     assert!(conflicted
@@ -162,7 +162,7 @@ async fn a_connection_dropped_after_the_send_committed_is_reconciled_as_sent_onc
         env.store.get_decision(decision.id).await.unwrap().state,
         DecisionState::Done
     );
-    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
 }
 
@@ -214,8 +214,8 @@ async fn a_429_on_send_is_retried_and_a_503_is_reconciled_first_never_duplicated
         env.gmail.sent_messages().len() == 2
     })
     .await;
-    assert_eq!(env.gmail.send_count(&limited.id), 1);
-    assert_eq!(env.gmail.send_count(&unavailable.id), 1);
+    assert_eq!(env.gmail.send_requests(&limited.id), 1);
+    assert_eq!(env.gmail.send_requests(&unavailable.id), 1);
     let decisions = env.store.list_decisions(DecisionFilter::All).await.unwrap();
     assert!(
         decisions.iter().all(|d| d.state == DecisionState::Done),
@@ -262,7 +262,7 @@ async fn reject_deletes_the_draft_or_keeps_it_when_the_setting_says_so() {
     dispatcher.run_once().await.unwrap();
     assert!(env.gmail.drafts().iter().any(|d| d.id == kept.id));
     assert_eq!(item_for(&env, &kept.id).await.state, ItemState::Rejected);
-    assert_eq!(env.gmail.send_count(&kept.id), 0);
+    assert_eq!(env.gmail.send_requests(&kept.id), 0);
 }
 
 #[tokio::test]
@@ -302,7 +302,7 @@ async fn undo_inside_the_window_sends_nothing() {
     decide::undo(&env.store, item.id, ACTOR).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     env.dispatcher().await.run_once().await.unwrap();
-    assert_eq!(env.gmail.send_count(&draft.id), 0);
+    assert_eq!(env.gmail.send_requests(&draft.id), 0);
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Pending);
 }
 
@@ -433,10 +433,10 @@ async fn pause_stops_every_dispatch_until_resumed() {
     env.store.set_paused(true).await.unwrap();
     let dispatcher = env.dispatcher().await;
     assert!(dispatcher.run_once().await.unwrap().paused);
-    assert_eq!(env.gmail.send_count(&draft.id), 0);
+    assert_eq!(env.gmail.send_requests(&draft.id), 0);
     env.store.set_paused(false).await.unwrap();
     dispatcher.run_once().await.unwrap();
-    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
 }
 
 #[tokio::test]
@@ -457,7 +457,7 @@ async fn an_account_without_send_permission_is_refused_with_a_sentence_not_a_403
     let reason = failed.state_reason.unwrap();
     assert!(reason.contains("Reconnect"), "{reason}");
     assert!(!reason.contains("403"), "{reason}");
-    assert_eq!(env.gmail.send_count(&draft.id), 0);
+    assert_eq!(env.gmail.send_requests(&draft.id), 0);
 }
 
 mod muster {
@@ -672,7 +672,7 @@ async fn after_reconnecting_with_send_permission_a_refused_gmail_draft_can_be_ap
     assert_eq!(reconnected.id, account.id, "reconnecting keeps the account");
     approve_now(&env, item.id).await;
     dispatcher.run_once().await.unwrap();
-    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
 }
 
@@ -714,7 +714,7 @@ async fn an_outcome_that_stays_unknown_goes_to_the_owner_instead_of_being_resent
         item_for(&env, &draft.id).await.state == ItemState::SendFailed
     })
     .await;
-    assert_eq!(env.gmail.send_count(&draft.id), 1, "resent blindly");
+    assert_eq!(env.gmail.send_requests(&draft.id), 1, "resent blindly");
     let refusals = env.store.refusals_for_item(item.id).await.unwrap();
     assert!(refusals[0]
         .reason

@@ -359,7 +359,19 @@ impl FakeGmail {
         self.shared.lock().sent.clone()
     }
 
-    /// How often `draft_id` was sent.
+    /// How many `drafts.send` requests for `draft_id` reached Gmail's send logic — sent, or
+    /// answered that the draft is gone. "Sent exactly once" is this being 1: the fake deletes a
+    /// draft on its first send, so [`FakeGmail::send_count`] can never say 2.
+    pub fn send_requests(&self, draft_id: &str) -> u32 {
+        self.shared
+            .lock()
+            .send_requests_per_draft
+            .get(draft_id)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// How often `draft_id` was sent (by any client, Gmail's own web page included).
     pub fn send_count(&self, draft_id: &str) -> u32 {
         self.shared
             .lock()

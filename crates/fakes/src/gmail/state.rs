@@ -173,6 +173,10 @@ pub struct State {
     pub messages: BTreeMap<String, StoredMessage>,
     pub sent: Vec<SentRecord>,
     pub sends_per_draft: HashMap<String, u32>,
+    /// `drafts.send` requests per draft id that reached Gmail's send (sent, or answered that
+    /// the draft is gone): how often a client asked, which "sent once" must count, since a
+    /// second request for a sent draft only gets a 404.
+    pub send_requests_per_draft: HashMap<String, u32>,
     pub codes: HashMap<String, CodeGrant>,
     /// Whether the user has consented before: Google then skips the consent page and gives no
     /// new refresh token unless `prompt=consent` is asked.
@@ -246,6 +250,7 @@ impl State {
             messages: BTreeMap::new(),
             sent: Vec::new(),
             sends_per_draft: HashMap::new(),
+            send_requests_per_draft: HashMap::new(),
             codes: HashMap::new(),
             consented_before: false,
             json_body_limit: super::DEFAULT_JSON_BODY_LIMIT,
@@ -474,6 +479,10 @@ impl State {
         raw: Option<Vec<u8>>,
         thread_id: Option<String>,
     ) -> Result<StoredMessage, ApiError> {
+        *self
+            .send_requests_per_draft
+            .entry(draft_id.to_owned())
+            .or_insert(0) += 1;
         match self.before_next_send.remove(draft_id) {
             Some(BeforeSend::Update(agents)) => {
                 self.update_draft(draft_id, agents, None)?;

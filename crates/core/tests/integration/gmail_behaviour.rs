@@ -118,7 +118,11 @@ async fn a_draft_sent_from_gmail_becomes_sent_elsewhere_and_is_never_sent_again(
         0,
         "Countersign never asked Gmail to send it"
     );
-    assert_eq!(env.gmail.send_count(&approved.id), 1, "only Gmail's own send");
+    assert_eq!(
+        env.gmail.send_count(&approved.id),
+        1,
+        "only Gmail's own send"
+    );
     assert_eq!(
         env.gmail.send_requests(&approved.id),
         0,

@@ -230,12 +230,16 @@ async fn a_change_at_muster_reaches_the_mirror_within_a_second_through_events() 
     let env = Env::new().await;
     let account = env.connect_muster().await;
     env.muster.create_plugin("gmail-relay", false).unwrap();
-    let (_stop, _seen) = follow(&env, &account).await;
-    eventually(Duration::from_secs(5), "the stream connects", || async {
-        env.muster.event_streams() > 0
+    let (_stop, seen) = follow(&env, &account).await;
+    // The full sync after connecting has ended (it announces the account online): no request
+    // of it can land after the log is cleared.
+    eventually(Duration::from_secs(5), "the first sync ends", || async {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|c| matches!(c, LiveChange::Reachability { online: true, .. }))
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
     env.muster.clear_requests();
 
     let relayed = env

@@ -164,7 +164,20 @@ pub async fn wait_detail_state(session: &Session, state: &str) -> anyhow::Result
             return Ok(());
         }
         if Instant::now() > deadline {
-            anyhow::bail!("the item did not show {state} within {UI_TIMEOUT:?} (shows {now:?})");
+            // What the window shows instead (a blank detail pane says the selection was lost;
+            // an error notice names the failed read): the clue a flaky run leaves.
+            let shown = session
+                .execute(
+                    "return (document.querySelector('main') ?? document.body).innerText \
+                       .slice(0, 600);",
+                    vec![],
+                )
+                .await
+                .unwrap_or(Value::Null);
+            anyhow::bail!(
+                "the item did not show {state} within {UI_TIMEOUT:?} (shows {now:?}); \
+                 the window reads: {shown}"
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -3,6 +3,7 @@
 
 mod account;
 mod audit;
+mod bulk;
 mod dispatch;
 mod output;
 mod review;
@@ -118,6 +119,11 @@ enum Command {
         /// Include finished decisions.
         #[arg(long)]
         all: bool,
+    },
+    /// Reject several items with one reason, or approve those of them you displayed.
+    Bulk {
+        #[command(subcommand)]
+        command: bulk::BulkCommand,
     },
     /// Check the audit log's hash chain, or export the log.
     Audit {
@@ -242,6 +248,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Account { command } => return account::run(&store, &dir, command, json).await,
         Command::Sync => return sync::run(&store, &dir, json).await,
         Command::Audit { command } => return audit::run(&store, command, json).await,
+        Command::Bulk { command } => bulk::run(&store, command, ACTOR, json).await,
         Command::Dispatch { wait, timeout } => {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));
             return dispatch::run(&store, &dir, limit, json).await;

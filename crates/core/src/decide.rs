@@ -238,3 +238,88 @@ async fn enqueue(store: &Store, new: NewDecision) -> Result<Decision> {
     }
     store.enqueue_decision(new).await
 }
+
+/// What a decision on several items did with each of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BulkOutcome {
+    /// The decisions made, one per item decided.
+    pub decided: Vec<Decision>,
+    /// The items left alone, each with why (in words for the owner).
+    pub skipped: Vec<Skipped>,
+}
+
+/// An item a bulk decision left alone.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skipped {
+    /// The item.
+    pub id: i64,
+    /// Why it was not decided.
+    pub why: String,
+}
+
+/// Reject every item in `shown` with one `reason`. Each rejection binds to its own shown
+/// version, exactly as one rejection does; an item that cannot be rejected (changed since, or
+/// already decided) is skipped with core's sentence, and the others still go.
+pub async fn reject_all(
+    store: &Store,
+    shown: &[Shown],
+    reason: &str,
+    actor: &str,
+) -> Result<BulkOutcome> {
+    if reason.trim().is_empty() {
+        return Err(Error::refused(
+            format!("reject {} items", shown.len()),
+            "say why: the reason goes back to the agents and into the audit log",
+        ));
+    }
+    let mut outcome = BulkOutcome::default();
+    for one in shown {
+        match reject(store, one, reason, actor).await {
+            Ok(decision) => outcome.decided.push(decision),
+            Err(e) if e.is_refusal() => outcome.skipped.push(Skipped {
+                id: one.id,
+                why: e.to_string(),
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(outcome)
+}
+
+/// Approve those of `ids` whose current version `actor` displayed, each bound to the version
+/// it was displayed at — never one the owner has not seen. The others are skipped and named:
+/// never displayed, changed since, or with cautions that need a confirmation of their own.
+pub async fn approve_all_displayed(
+    store: &Store,
+    ids: &[i64],
+    window: UndoWindow,
+    actor: &str,
+) -> Result<BulkOutcome> {
+    let mut outcome = BulkOutcome::default();
+    for &id in ids {
+        let Some(view) = store.last_view(id, actor).await? else {
+            outcome.skipped.push(Skipped {
+                id,
+                why: "you have not displayed it".into(),
+            });
+            continue;
+        };
+        let shown = Shown {
+            id,
+            version: view.version,
+            digest: view.digest,
+        };
+        // A caution is confirmed for one draft at a time, never in bulk.
+        match approve(store, &shown, window, actor, Confirmation::None).await {
+            Ok(decision) => outcome.decided.push(decision),
+            Err(e) if e.is_refusal() => outcome.skipped.push(Skipped {
+                id,
+                why: e.to_string(),
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(outcome)
+}

@@ -163,6 +163,19 @@ impl From<sqlx::Error> for Error {
 }
 
 impl Error {
+    /// Whether this is core saying no to a decision (the state rules, a version that changed or
+    /// was never shown, a caution to confirm) rather than something failing: a bulk decision
+    /// names such an item and goes on with the others.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Error::Refused { .. }
+                | Error::ChangedSinceShown { .. }
+                | Error::NotShown { .. }
+                | Error::NeedsConfirmation { .. }
+        )
+    }
+
     /// Build a [`Error::Refused`].
     pub fn refused(action: impl Into<String>, why: impl Into<String>) -> Self {
         Error::Refused {

@@ -489,3 +489,49 @@ async fn show_prints_every_kind_of_change_and_names_a_byte_only_one() {
     );
     assert!(!shown.contains("No change."), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_approve_sends_what_show_printed_and_names_the_never_shown() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    let shown_draft = gmail.file_draft(&crate::support::reply(1, "Shown."), None);
+    let unshown_draft = gmail.file_draft(&crate::support::reply(2, "Never shown."), None);
+    cli.exec(&["sync"]).await.ok();
+    let shown = cli.item_id(&shown_draft.id).await;
+    let unshown = cli.item_id(&unshown_draft.id).await;
+    cli.show(&shown).await;
+
+    let out = cli
+        .exec(&["bulk", "approve", "--no-undo", &shown, &unshown])
+        .await
+        .ok();
+    assert!(
+        out.stdout.starts_with(&format!("1 decided: {shown}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("skipped {unshown}: you have not displayed it")),
+        "{}",
+        out.stdout
+    );
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.send_requests(&shown_draft.id), 1);
+    assert_eq!(gmail.send_requests(&unshown_draft.id), 0);
+
+    let rejected = cli
+        .exec(&[
+            "bulk",
+            "reject",
+            "--reason",
+            "not this week",
+            &unshown,
+            "--json",
+        ])
+        .await
+        .json();
+    assert_eq!(rejected["decided"].as_array().unwrap().len(), 1);
+    assert_eq!(rejected["skipped"], serde_json::json!([]));
+}

@@ -6,6 +6,7 @@ mod app_events;
 mod audit_chain;
 mod autostart;
 mod binding;
+mod bulk;
 mod deferred_start;
 mod dispatcher_role;
 mod edit;

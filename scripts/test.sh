@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The second README command (and all that CI runs): installs what is missing, then checks
-# formatting, lints, type-checks the UI and runs every test — unit, integration, the CLI
+# formatting, lints, type-checks and unit-tests the UI and runs every test — unit, integration, the CLI
 # black-box suite and the desktop end-to-end suite (the real app under Xvfb through WebDriver,
 # on a private D-Bus session bus with a notification daemon) — in one `cargo test` pass.
 # Then it builds the Debian package, installs it and checks the installed binaries.
@@ -53,6 +53,9 @@ desktop_alone() {
 }
 step "cargo clippy (desktop app without the demo feature, -D warnings)" desktop_alone
 step "UI type check (svelte-check)" bash -c 'cd ui && npm run --silent check'
+# The UI's own logic (queue paging, the review's binding and settle, focus reclaim) against a
+# fake shell behind `invoke`: Node only, a few seconds.
+step "UI unit tests (vitest)" bash -c 'cd ui && npm run --silent test'
 
 # Clippy over the whole workspace is the test build itself: every workspace crate and target
 # (benches too), with the demo feature. It reports what `cargo clippy --workspace --all-targets

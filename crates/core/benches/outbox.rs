@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::outbox::{DispatchConfig, Dispatcher};
 use countersign_core::services::Services;
-use countersign_core::store::Account;
+use countersign_core::store::{Account, ShownPart};
 use countersign_core::sync::{sync_gmail, sync_muster};
 use countersign_core::OutcomeKind;
 use countersign_core::{ItemFilter, ItemState, Store};
@@ -90,9 +90,20 @@ impl Env {
         .expect("no other dispatcher")
     }
 
+    /// The version on screen, recorded as displayed to the owner, as the app records its frame
+    /// before Approve can bind.
+    async fn displayed(&self, id: i64) -> decide::Shown {
+        let shown = decide::current(&self.store, id).await.expect("the item");
+        self.store
+            .record_view(&shown, ACTOR, ShownPart::Html)
+            .await
+            .expect("the view");
+        shown
+    }
+
     async fn approve_all(&self, items: &[i64]) {
         for &id in items {
-            let shown = decide::current(&self.store, id).await.expect("the item");
+            let shown = self.displayed(id).await;
             decide::approve(
                 &self.store,
                 &shown,
@@ -141,7 +152,8 @@ async fn enqueue(decisions: usize) {
     let items = env.gmail_items(&gmail, decisions).await;
     let mut samples = Vec::with_capacity(items.len());
     for &id in &items {
-        let shown = decide::current(&env.store, id).await.expect("the item");
+        // Displaying is not part of the enqueue measured here.
+        let shown = env.displayed(id).await;
         let start = Instant::now();
         decide::approve(
             &env.store,

@@ -233,13 +233,7 @@ async fn a_change_at_muster_reaches_the_mirror_within_a_second_through_events() 
     let (_stop, seen) = follow(&env, &account).await;
     // The full sync after connecting has ended (it announces the account online): no request
     // of it can land after the log is cleared.
-    eventually(Duration::from_secs(5), "the first sync ends", || async {
-        seen.lock()
-            .unwrap()
-            .iter()
-            .any(|c| matches!(c, LiveChange::Reachability { online: true, .. }))
-    })
-    .await;
+    until_first_sync(&seen).await;
     env.muster.clear_requests();
 
     let relayed = env
@@ -662,6 +656,17 @@ async fn filed_and_mirrored(env: &Env, account: &Account, who: &str) -> String {
     draft
 }
 
+/// Waits until the full sync after connecting has ended (it announces the account online).
+async fn until_first_sync(seen: &Mutex<Vec<LiveChange>>) {
+    eventually(Duration::from_secs(5), "the first sync ends", || async {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|c| matches!(c, LiveChange::Reachability { online: true, .. }))
+    })
+    .await;
+}
+
 /// Whether the owner was ever told this account is offline.
 fn ever_offline(seen: &Mutex<Vec<LiveChange>>) -> Vec<LiveChange> {
     seen.lock()
@@ -689,13 +694,7 @@ async fn a_silent_stream_never_shows_the_account_offline_and_resyncs_once_per_in
         },
     )
     .await;
-    eventually(Duration::from_secs(5), "the first sync ends", || async {
-        seen.lock()
-            .unwrap()
-            .iter()
-            .any(|c| matches!(c, LiveChange::Reachability { online: true, .. }))
-    })
-    .await;
+    until_first_sync(&seen).await;
     env.muster.clear_requests();
     let quiet_since = std::time::Instant::now();
 
@@ -737,13 +736,7 @@ async fn with_musters_sixteen_event_buffer_and_noise_every_change_still_reaches_
         },
     )
     .await;
-    eventually(Duration::from_secs(5), "the first sync ends", || async {
-        seen.lock()
-            .unwrap()
-            .iter()
-            .any(|c| matches!(c, LiveChange::Reachability { online: true, .. }))
-    })
-    .await;
+    until_first_sync(&seen).await;
 
     // 200 agents' replies in one burst: muster broadcasts 400 changes without waiting for the
     // stream (this test's runtime has one thread, so the stream cannot drain in between).

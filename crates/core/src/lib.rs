@@ -23,6 +23,7 @@ pub mod paths;
 pub mod reachability;
 pub mod render;
 pub mod review;
+pub mod rules;
 pub mod secrets;
 pub mod services;
 pub mod store;

@@ -334,6 +334,23 @@ pub(crate) fn render_bytes(content: &DraftContent) -> ReviewView {
     }
 }
 
+/// `version` of `item` rendered as the review renders it (remote content blocked), with the
+/// message it answers: what a rule judges is what the owner would have been shown.
+pub(crate) async fn render_as_reviewed(
+    store: &Store,
+    item: &Item,
+    version: &DraftVersion,
+) -> Result<(ReviewView, Option<ParentMessage>)> {
+    let account = store.get_account(&item.summary.account_id).await?;
+    let options = RenderOptions {
+        allow_remote_content: false,
+        owner_domains: owner_domains(&account.profile.address, account.profile.kind),
+        parent: parent_of(item),
+        is_reply: item.answers_json.is_some(),
+    };
+    Ok((render_version(version, &options), options.parent))
+}
+
 fn render_version(version: &DraftVersion, options: &RenderOptions) -> ReviewView {
     match &version.content {
         DraftContent::Raw(raw) => render_message(raw, options),

@@ -71,6 +71,9 @@ pub struct DispatchReport {
     pub attempts: Vec<Attempt>,
     /// Sending is paused: nothing was done.
     pub paused: bool,
+    /// What the rules decided and held before the pass (they decide even while sending is
+    /// paused: their decisions wait in the outbox like the owner's).
+    pub rules: crate::rules::pass::RulesPass,
 }
 
 /// One decision a pass tried.
@@ -160,6 +163,12 @@ impl Dispatcher {
     /// Reconcile what is uncertain, then carry out every decision that is due now.
     pub async fn run_once(&self) -> Result<DispatchReport> {
         let mut report = DispatchReport::default();
+        // The rules decide in the dispatching process only, so two processes never both act
+        // on one draft (the outbox would refuse the second decision anyway).
+        match crate::rules::pass::run(&self.store, Utc::now()).await {
+            Ok(rules) => report.rules = rules,
+            Err(e) => tracing::warn!(error = %e, "cannot run the rules: every draft waits for the owner"),
+        }
         if self.store.settings().await?.paused {
             report.paused = true;
             return Ok(report);

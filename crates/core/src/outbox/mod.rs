@@ -167,7 +167,9 @@ impl Dispatcher {
         // on one draft (the outbox would refuse the second decision anyway).
         match crate::rules::pass::run(&self.store, Utc::now()).await {
             Ok(rules) => report.rules = rules,
-            Err(e) => tracing::warn!(error = %e, "cannot run the rules: every draft waits for the owner"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot run the rules: every draft waits for the owner")
+            }
         }
         if self.store.settings().await?.paused {
             report.paused = true;

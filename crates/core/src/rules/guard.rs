@@ -57,10 +57,11 @@ pub fn check(rule: &RuleDefinition, draft: &Draft<'_>, context: &GuardContext) -
         reasons.push(format!("the message has a problem: {}", warning.message));
     }
     let lasting_count = reasons.len();
-    let settles_at = context.version_seen_at + chrono::Duration::seconds(context.settle_secs.into());
+    let settles_at =
+        context.version_seen_at + chrono::Duration::seconds(context.settle_secs.into());
     if settles_at > context.now {
         reasons.push(format!(
-            "it changed less than {} s ago (it may still be being written)",
+            "it changed less than {} s ago: the agent may still be writing it",
             context.settle_secs
         ));
         retry(settles_at);

@@ -194,7 +194,11 @@ fn in_scope(scope: &Scope, draft: &Draft<'_>) -> std::result::Result<(), String>
     }
     if let Some(sender) = &scope.sender {
         let from_sender = draft.source == Source::Gmail
-            && draft.view.from.iter().any(|a| a.email.eq_ignore_ascii_case(sender));
+            && draft
+                .view
+                .from
+                .iter()
+                .any(|a| a.email.eq_ignore_ascii_case(sender));
         if !from_sender {
             return Err(format!("not a Gmail draft from {sender}"));
         }
@@ -252,7 +256,10 @@ fn meets(conditions: &Conditions, draft: &Draft<'_>) -> std::result::Result<(), 
             let allowed = within.contains(&domain_of(&email))
                 || (conditions.or_on_thread && on_thread.contains(&email));
             if !allowed {
-                return Err(format!("{} is outside the rule's recipients", address.email));
+                return Err(format!(
+                    "{} is outside the rule's recipients",
+                    address.email
+                ));
             }
         }
     }
@@ -286,7 +293,9 @@ fn meets(conditions: &Conditions, draft: &Draft<'_>) -> std::result::Result<(), 
     if let Some(max) = conditions.max_words {
         let words = view.text_body.split_whitespace().count();
         if words > max as usize {
-            return Err(format!("the body has {words} words (the rule allows {max})"));
+            return Err(format!(
+                "the body has {words} words (the rule allows {max})"
+            ));
         }
     }
     if let Some(pattern) = &conditions.subject_matches {

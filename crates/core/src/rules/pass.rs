@@ -58,8 +58,16 @@ pub async fn run(store: &Store, now: DateTime<Utc>) -> Result<RulesPass> {
                         "held: rule {} was refused: {refusal}",
                         verdict.rule.definition.name
                     );
-                    record(store, &verdict.rule, &verdict.shown, &verdict.action, Some(&why), None, None)
-                        .await?;
+                    record(
+                        store,
+                        &verdict.rule,
+                        &verdict.shown,
+                        &verdict.action,
+                        Some(&why),
+                        None,
+                        None,
+                    )
+                    .await?;
                     pass.held.push((item_id, why));
                 }
                 Err(e) => return Err(e),
@@ -136,7 +144,9 @@ pub async fn judge(
             version_seen_at: version.first_seen_at,
             settle_secs: settings.rule_settle_secs,
             last_sync_error: cursor.last_error.clone(),
-            decided_today: store.rule_decisions_since(rule.id, start_of_day(now)).await?,
+            decided_today: store
+                .rule_decisions_since(rule.id, start_of_day(now))
+                .await?,
             day_ends_at: start_of_day(now) + chrono::Duration::days(1),
             hold_everything: settings.hold_everything,
         };
@@ -153,7 +163,16 @@ pub async fn judge(
         match hold {
             Some(hold) => {
                 let why = guard::held_sentence(name, verdict.verdict(), &hold);
-                record(store, rule, &shown, &verdict, Some(&why), hold.retry_at, None).await?;
+                record(
+                    store,
+                    rule,
+                    &shown,
+                    &verdict,
+                    Some(&why),
+                    hold.retry_at,
+                    None,
+                )
+                .await?;
                 outcome = Judged::Held(why);
             }
             None => {
@@ -231,7 +250,12 @@ pub async fn set_hold_everything(store: &Store, on: bool, actor: &str) -> Result
     if on {
         for item_id in store.queued_rule_decisions().await? {
             match decide::undo(store, item_id, actor).await {
-                Ok(_) => undone.push(item_id),
+                Ok(_) => {
+                    // Not the owner's verdict on the draft: the rule looks again once the
+                    // switch is off (an owner's Undo of one rule decision stays final).
+                    store.retry_rule_decision(item_id).await?;
+                    undone.push(item_id)
+                }
                 // Claimed meanwhile: it is already leaving, as an undo would be told.
                 Err(e) if e.is_refusal() => {}
                 Err(e) => return Err(e),

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::{matches, Draft, RuleDefinition};
 use crate::domain::DecisionKind;
-use crate::error::Result;
 use crate::domain::DecisionState;
+use crate::error::Result;
 use crate::store::{rule_of_actor, ItemFilter, Store};
 
 /// What the owner did with a draft a rule matched.
@@ -50,7 +50,10 @@ impl RecordLine {
             (self.would.as_str(), self.owner),
             ("approve", OwnerDid::Approved)
                 | ("reject", OwnerDid::Rejected)
-                | ("hold", OwnerDid::Approved | OwnerDid::Edited | OwnerDid::Rejected)
+                | (
+                    "hold",
+                    OwnerDid::Approved | OwnerDid::Edited | OwnerDid::Rejected
+                )
         )
     }
 }
@@ -118,7 +121,8 @@ impl RuleRecord {
 pub async fn recorded(store: &Store, rule_id: i64) -> Result<RuleRecord> {
     let mut latest: Vec<(i64, String)> = Vec::new();
     for evaluation in store.evaluations_of_rule(rule_id).await?.into_iter().rev() {
-        if evaluation.verdict == "no_match" || latest.iter().any(|(id, _)| *id == evaluation.item_id)
+        if evaluation.verdict == "no_match"
+            || latest.iter().any(|(id, _)| *id == evaluation.item_id)
         {
             continue;
         }

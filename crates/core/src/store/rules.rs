@@ -229,9 +229,10 @@ impl Store {
 
     /// The rules in order (removed ones left out).
     pub async fn rules(&self) -> Result<Vec<Rule>> {
-        let rows = sqlx::query("SELECT * FROM rules WHERE removed_at IS NULL ORDER BY position, id")
-            .fetch_all(self.pool())
-            .await?;
+        let rows =
+            sqlx::query("SELECT * FROM rules WHERE removed_at IS NULL ORDER BY position, id")
+                .fetch_all(self.pool())
+                .await?;
         rows.iter().map(rule_from_row).collect()
     }
 
@@ -315,10 +316,21 @@ impl Store {
 
     /// Look again now at every draft held for a reason that passes with time.
     pub async fn retry_held_now(&self) -> Result<()> {
+        sqlx::query("UPDATE rule_evaluations SET retry_at = ? WHERE retry_at IS NOT NULL")
+            .bind(format_time(Utc::now()))
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Let the rules look again at `item_id`, whose rule decision Hold everything took back.
+    pub async fn retry_rule_decision(&self, item_id: i64) -> Result<()> {
         sqlx::query(
-            "UPDATE rule_evaluations SET retry_at = ? WHERE retry_at IS NOT NULL",
+            "UPDATE rule_evaluations SET retry_at = ?, decision_id = NULL
+             WHERE item_id = ? AND decision_id IS NOT NULL",
         )
         .bind(format_time(Utc::now()))
+        .bind(item_id)
         .execute(self.pool())
         .await?;
         Ok(())

@@ -7,6 +7,7 @@ mod bulk;
 mod dispatch;
 mod output;
 mod review;
+mod rules;
 mod settings;
 mod sync;
 
@@ -124,6 +125,11 @@ enum Command {
     Bulk {
         #[command(subcommand)]
         command: bulk::BulkCommand,
+    },
+    /// Rules: decisions you make in advance (list, add, edit, remove, test, arm, disarm, hold).
+    Rules {
+        #[command(subcommand)]
+        command: rules::RulesCommand,
     },
     /// Check the audit log's hash chain, or export the log.
     Audit {
@@ -249,6 +255,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sync => return sync::run(&store, &dir, json).await,
         Command::Audit { command } => return audit::run(&store, command, json).await,
         Command::Bulk { command } => bulk::run(&store, command, ACTOR, json).await,
+        Command::Rules { command } => rules::run(&store, command, ACTOR, json).await,
         Command::Dispatch { wait, timeout } => {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));
             return dispatch::run(&store, &dir, limit, json).await;

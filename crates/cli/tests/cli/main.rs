@@ -5,6 +5,7 @@ mod audit;
 mod dispatch;
 mod muster;
 mod review;
+mod rules;
 mod shown;
 mod support;
 

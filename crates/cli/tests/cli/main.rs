@@ -3,6 +3,7 @@
 mod accounts;
 mod audit;
 mod dispatch;
+mod keyring;
 mod muster;
 mod review;
 mod rules;

@@ -24,6 +24,7 @@ pub mod reachability;
 pub mod render;
 pub mod review;
 pub mod secrets;
+pub mod selection;
 pub mod services;
 pub mod store;
 pub mod sync;

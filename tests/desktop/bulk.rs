@@ -256,3 +256,107 @@ async fn a_bulk_approval_sends_only_the_drafts_displayed_and_names_the_others() 
         assert_eq!(item.state, countersign_core::ItemState::Pending);
     }
 }
+
+/// The ids of the rows drawn as picked, in list order.
+async fn picked_rows(session: &Session) -> Vec<i64> {
+    let value = session
+        .execute(
+            "return [...document.querySelectorAll('[role=option][data-picked=true]')]
+               .sort((a, b) => a.getAttribute('aria-posinset') - b.getAttribute('aria-posinset'))
+               .map(r => Number(r.dataset.id));",
+            vec![],
+        )
+        .await
+        .unwrap_or_default();
+    serde_json::from_value(value).unwrap_or_default()
+}
+
+/// Waits until exactly the rows `ids` are drawn as picked and said so to screen readers (with
+/// none picked, the listbox says the current row is the selected one, as before picking).
+async fn wait_picked(session: &Session, ids: &[i64]) -> anyhow::Result<()> {
+    let want = ids.to_vec();
+    eventually(UI_TIMEOUT, &format!("rows {want:?} picked"), || async {
+        let selected: Vec<i64> = serde_json::from_value(
+            session
+                .execute(
+                    "return [...document.querySelectorAll('[role=option][aria-selected=true]')]
+                       .map(r => Number(r.dataset.id));",
+                    vec![],
+                )
+                .await
+                .unwrap_or_default(),
+        )
+        .unwrap_or_default();
+        let mut selected_sorted = selected.clone();
+        let mut want_sorted = want.clone();
+        selected_sorted.sort_unstable();
+        want_sorted.sort_unstable();
+        picked_rows(session).await == want && (want.is_empty() || selected_sorted == want_sorted)
+    })
+    .await
+    .map_err(|e| e.context(format!("picked: {:?}", ids)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x_shift_j_and_shift_click_pick_rows_and_escape_clears_them() {
+    let Some(prerequisites) =
+        skip_or_fail("x_shift_j_and_shift_click_pick_rows_and_escape_clears_them")
+    else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    let ids = gmail_drafts(&fixture, 8, |n| format!("Note {n}")).await;
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, ids[0]).await.or_log(&app);
+
+    // x picks the row under the cursor; Shift+J picks on while moving down.
+    session.press_keys("x").await.unwrap();
+    wait_picked(session, &ids[..1]).await.or_log(&app);
+    session.press_with_shift('j').await.unwrap();
+    session.press_with_shift('j').await.unwrap();
+    wait_picked(session, &ids[..3]).await.or_log(&app);
+    session
+        .wait_for_text("[data-testid=picked-count]", "3 selected", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    // Shift+K moves back up (the rows it passes stay picked); x unpicks the one it lands on.
+    session.press_with_shift('k').await.unwrap();
+    wait_selected_cursor(session, ids[1]).await.or_log(&app);
+    session.press_keys("x").await.unwrap();
+    wait_picked(session, &[ids[0], ids[2]]).await.or_log(&app);
+
+    // Escape clears the picks: the current row is the selected one again.
+    session.press_keys("\u{E00C}").await.unwrap();
+    wait_picked(session, &[]).await.or_log(&app);
+    wait_selected(session, ids[1]).await.or_log(&app);
+    assert!(session
+        .find_all("[data-testid=picked-count]")
+        .await
+        .unwrap()
+        .is_empty());
+
+    // A click, then a shift+click further down: the range between them.
+    open_item(session, ids[4]).await.or_log(&app);
+    session
+        .find(&format!("[role=option][data-id=\"{}\"]", ids[6]))
+        .await
+        .unwrap()
+        .shift_click()
+        .await
+        .unwrap();
+    wait_picked(session, &ids[4..7]).await.or_log(&app);
+    app.quit().await.unwrap();
+}
+
+/// Waits until the row the keys act on (the detail's draft) is item `id`.
+async fn wait_selected_cursor(session: &Session, id: i64) -> anyhow::Result<()> {
+    session
+        .wait_for(
+            &format!("[role=option].current[data-id=\"{id}\"]"),
+            UI_TIMEOUT,
+        )
+        .await?;
+    Ok(())
+}

@@ -11,6 +11,7 @@
 
 mod attachments;
 mod binding;
+mod bulk;
 mod context;
 mod edit;
 mod muster;

@@ -25,6 +25,7 @@ pub mod render;
 pub mod review;
 pub mod rules;
 pub mod secrets;
+pub mod selection;
 pub mod services;
 pub mod store;
 pub mod sync;

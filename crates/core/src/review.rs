@@ -351,6 +351,18 @@ pub(crate) async fn render_as_reviewed(
     Ok((render_version(version, &options), options.parent))
 }
 
+/// Whom `version` of `item` goes to: a Gmail draft's To, Cc and Bcc; a muster reply's
+/// addressee is the sender of the message it answers (the plugin replies to them).
+pub(crate) fn addressees(item: &Item, version: &DraftVersion) -> Vec<crate::render::Address> {
+    match &version.content {
+        DraftContent::Raw(_) => {
+            let view = render_bytes(&version.content);
+            view.to.into_iter().chain(view.cc).chain(view.bcc).collect()
+        }
+        DraftContent::Text(_) => parent_of(item).map(|p| p.from).unwrap_or_default(),
+    }
+}
+
 fn render_version(version: &DraftVersion, options: &RenderOptions) -> ReviewView {
     match &version.content {
         DraftContent::Raw(raw) => render_message(raw, options),

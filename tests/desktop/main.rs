@@ -14,6 +14,7 @@ mod binding;
 mod bulk;
 mod context;
 mod edit;
+mod keyring;
 mod muster;
 mod offline;
 mod queue;

@@ -11,7 +11,7 @@ use countersign_core::rules::{
 use countersign_core::store::{Account, RuleMode};
 use countersign_core::{Error, ItemState};
 
-use crate::support::{dispatch_until, item_for, parent, reply, sync, Env, OWNER};
+use crate::support::{item_for, parent, reply, sync, Env, OWNER};
 
 const THE_OWNER: &str = "owner via test";
 
@@ -369,12 +369,18 @@ async fn an_armed_rule_sends_once_after_the_undo_window_and_the_audit_names_it()
         "nothing leaves inside the undo window"
     );
 
-    dispatch_until(&dispatcher, "the rule's approval is sent", || async {
-        item_for(&env, &draft.id).await.state == ItemState::Sent
-    })
-    .await;
+    let early = dispatcher
+        .run_as_of(decision.due_at - chrono::Duration::milliseconds(1))
+        .await
+        .unwrap();
+    assert!(early.attempts.is_empty(), "still inside the undo window");
+    dispatcher.run_as_of(decision.due_at).await.unwrap();
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
     for _ in 0..3 {
-        dispatcher.run_once().await.unwrap();
+        dispatcher
+            .run_as_of(decision.due_at + chrono::Duration::seconds(5))
+            .await
+            .unwrap();
     }
     assert_eq!(env.gmail.send_requests(&draft.id), 1, "sent exactly once");
     let audit = env.store.audit_for_item(item_id).await.unwrap();

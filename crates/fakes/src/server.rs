@@ -50,6 +50,21 @@ impl ServerHandle {
         *self.online.borrow()
     }
 
+    /// Wait until the port accepts connections (`listening`) or refuses them: `set_online`
+    /// takes effect once the accept loop has seen it, not at once. Probing the port is the
+    /// wait; the limit (10 s) only stops a hang.
+    pub async fn until_listening(&self, listening: bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while tokio::net::TcpStream::connect(self.addr).await.is_ok() != listening {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the fake's port never became {}",
+                if listening { "open" } else { "closed" }
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     /// Stop serving for good.
     pub fn shutdown(&self) {
         self.stop.send_replace(true);

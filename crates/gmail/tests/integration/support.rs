@@ -1,7 +1,7 @@
 //! Shared set-up: a fake Gmail and a client pointed at it.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
 use countersign_gmail::oauth::GMAIL_MODIFY;
@@ -15,20 +15,9 @@ pub async fn fake_with(config: GmailConfig) -> FakeGmail {
     FakeGmail::start(config).await.expect("fake Gmail starts")
 }
 
-/// Wait until the fake's port accepts connections (`listening`) or refuses them: `set_online`
-/// takes effect once the fake's accept loop has seen it, not at once. The deadline only stops a
-/// hang; nothing here depends on how fast the machine is.
+/// Wait until the fake's port accepts connections (`listening`) or refuses them.
 pub async fn until_listening(fake: &FakeGmail, listening: bool) {
-    let addr = fake.server().addr();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tokio::net::TcpStream::connect(addr).await.is_ok() != listening {
-        assert!(
-            Instant::now() < deadline,
-            "the fake's port never became {}",
-            if listening { "open" } else { "closed" }
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    fake.server().until_listening(listening).await;
 }
 
 /// Retries that are quick enough for tests.

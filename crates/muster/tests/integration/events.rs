@@ -176,12 +176,19 @@ async fn an_outage_is_reported_once_and_the_stream_comes_back_with_muster() {
         next(&mut events, Duration::from_secs(2)).await,
         MusterEvent::Disconnected { .. }
     ));
-    // Several refused reconnects later, still only one Disconnected.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // Back on the network but answering 503 three times (a proxy in front of muster while it
+    // restarts): three more failed reconnects, counted at the fake, and still no second
+    // Disconnected — the next event is the reconnection.
+    let before = fake.count_requests("GET", "/events");
+    fake.fail_next("GET", "/events", 3, 503);
     fake.set_online(true);
     assert_eq!(
-        next(&mut events, Duration::from_secs(3)).await,
+        next(&mut events, Duration::from_secs(5)).await,
         MusterEvent::Connected
+    );
+    assert!(
+        fake.count_requests("GET", "/events") >= before + 4,
+        "three refused reconnects, then the one that worked"
     );
 }
 

@@ -11,10 +11,11 @@ async fn an_offline_muster_is_a_transport_error_with_nothing_sent() {
     let muster = client(&fake);
     let draft = read(&muster, &filed.draft_id).await;
     fake.set_online(false);
-    // Give the fake a moment to close the kept-alive connection: a request written onto a
-    // socket the server is closing at that very instant may have been read, and is rightly
-    // reported as possibly sent.
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    fake.server().until_listening(false).await;
+    // A new client, so no kept-alive connection from before: a request written onto a socket
+    // the server is closing at that very instant may have been read, and is rightly reported
+    // as possibly sent. Here the only way to fail is a refused connect.
+    let muster = client(&fake);
     let e = muster
         .decide(&draft.id, Decision::Approve, None, &draft.updated_at)
         .await
@@ -35,14 +36,8 @@ async fn an_offline_muster_is_a_transport_error_with_nothing_sent() {
     );
     fake.set_online(true);
     // The fake binds its port again in the background; once it answers, nothing has changed.
-    let mut after = muster.get_draft(&draft.id).await;
-    for _ in 0..40 {
-        if after.is_ok() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        after = muster.get_draft(&draft.id).await;
-    }
+    fake.server().until_listening(true).await;
+    let after = muster.get_draft(&draft.id).await;
     assert_eq!(after.unwrap().state, DraftState::Pending);
 }
 

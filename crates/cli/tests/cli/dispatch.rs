@@ -137,7 +137,8 @@ async fn an_app_started_while_the_cli_dispatches_takes_over_once_the_cli_exits()
     cli.exec(&["approve", &first_id, "--no-undo"]).await.ok();
     // The CLI's dispatcher holds the role while its re-read of the draft is held up.
     let reads_before = gmail.request_count("drafts.get");
-    gmail.delay("drafts.get", Duration::from_secs(3), Some(1));
+    // Held until the app has seen that the role is taken (no guess at how long that takes).
+    let held = gmail.hold_next("drafts.get");
     let dispatch = cli.spawn(&["dispatch", "--wait"]);
     eventually(
         Duration::from_secs(20),
@@ -170,6 +171,7 @@ async fn an_app_started_while_the_cli_dispatches_takes_over_once_the_cli_exits()
     .await
     .unwrap();
     assert!(!app.is_dispatcher(), "the CLI holds the role");
+    held.release();
 
     let dispatched = cli.finish(dispatch, &["dispatch", "--wait"]).await.ok();
     assert!(
@@ -357,9 +359,10 @@ async fn a_second_dispatcher_says_another_process_is_dispatching_and_leaves_the_
     let id = cli.item_id(&draft.id).await;
     cli.show(&id).await;
     cli.exec(&["approve", &id, "--no-undo"]).await.ok();
-    // The first dispatcher is mid-dispatch (its re-read held for a while), holding the lock.
+    // The first dispatcher is mid-dispatch (its re-read held until the second has run),
+    // holding the lock.
     let reads_before = gmail.request_count("drafts.get");
-    gmail.delay("drafts.get", Duration::from_secs(5), Some(1));
+    let held = gmail.hold_next("drafts.get");
     let first = cli.spawn(&["dispatch", "--wait"]);
     eventually(
         Duration::from_secs(20),
@@ -377,6 +380,7 @@ async fn a_second_dispatcher_says_another_process_is_dispatching_and_leaves_the_
     assert_eq!(second["live"], 1);
     assert_eq!(gmail.send_requests(&draft.id), 0);
 
+    held.release();
     let first = cli.finish(first, &["dispatch", "--wait"]).await.ok();
     assert!(first.stdout.contains("done: sent"), "{}", first.stdout);
     assert_eq!(gmail.send_requests(&draft.id), 1);

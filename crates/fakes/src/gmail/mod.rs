@@ -122,6 +122,25 @@ impl Failure {
     }
 }
 
+/// A call held by [`FakeGmail::hold_next`]; it answers once released or dropped.
+#[derive(Debug)]
+pub struct HeldCall {
+    release: tokio::sync::watch::Sender<bool>,
+}
+
+impl HeldCall {
+    /// Let the held call answer.
+    pub fn release(self) {
+        self.release.send_replace(true);
+    }
+}
+
+impl Drop for HeldCall {
+    fn drop(&mut self) {
+        self.release.send_replace(true);
+    }
+}
+
 /// Tokens issued without going through consent.
 #[derive(Clone, PartialEq, Eq)]
 pub struct IssuedTokens {
@@ -418,6 +437,15 @@ impl FakeGmail {
     /// Delay calls of `method` by `delay`: the next `times`, or all when `None`.
     pub fn delay(&self, method: &str, delay: Duration, times: Option<u32>) {
         self.shared.set_delay(method, delay, times);
+    }
+
+    /// Hold the answer to the next call of `method` (its change is made first) until the
+    /// returned handle is released or dropped: a test that needs a call in flight waits for
+    /// the moment it needs, not for a guessed duration.
+    pub fn hold_next(&self, method: &str) -> HeldCall {
+        let (release, held) = tokio::sync::watch::channel(false);
+        self.shared.lock().held.insert(method.to_owned(), held);
+        HeldCall { release }
     }
 
     /// For the next `times` calls of `method`: do the work, then close the connection without

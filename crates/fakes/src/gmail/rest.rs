@@ -186,18 +186,29 @@ impl Call {
                 at: chrono::Utc::now(),
             });
             let delay = s.take_delay(spec.name);
+            let held = s.held.remove(spec.name);
             let outcome = match admit(&mut s, spec, req, &self.user) {
                 Ok(()) => body(&mut s, req),
                 Err(e) => Err(e),
             };
             let dropped = outcome.is_ok() && s.take_drop(spec.name);
             let garbled = outcome.is_ok() && s.take_garble(spec.name);
-            (delay, outcome, dropped, garbled)
+            (
+                delay.map(Pause::For).or(held.map(Pause::Until)),
+                outcome,
+                dropped,
+                garbled,
+            )
         };
         // The change is made before the delay, as at Google: a client that gives up waiting does
         // not undo what the server already did.
-        if let Some(delay) = delay {
-            tokio::time::sleep(delay).await;
+        match delay {
+            Some(Pause::For(delay)) => tokio::time::sleep(delay).await,
+            Some(Pause::Until(mut released)) => {
+                // Released, or the test's handle dropped: either way the call goes on.
+                let _ = released.wait_for(|go| *go).await;
+            }
+            None => {}
         }
         let mut response = match outcome {
             Ok(Answer::Json(v)) if garbled => {
@@ -579,4 +590,12 @@ fn send(s: &mut Mailbox, body: DraftBody, raw: Option<Vec<u8>>) -> Result<Answer
     let thread = body.message.and_then(|m| m.thread_id);
     let sent = s.send_draft_by_api(&id, raw, thread)?;
     Ok(Answer::Json(message_labels(&sent)))
+}
+
+/// How an answer is held back after its change is made.
+enum Pause {
+    /// For a time (`FakeGmail::delay`).
+    For(std::time::Duration),
+    /// Until the test lets it go (`FakeGmail::hold_next`).
+    Until(tokio::sync::watch::Receiver<bool>),
 }

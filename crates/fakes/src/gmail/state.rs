@@ -198,6 +198,8 @@ pub struct State {
     quota: Bucket,
     pub fail: HashMap<String, FailFault>,
     pub delay: HashMap<String, DelayFault>,
+    /// The next call of a method waits (after its change is made) until the test lets it go.
+    pub held: HashMap<String, tokio::sync::watch::Receiver<bool>>,
     pub drop: HashMap<String, u32>,
     /// Calls whose change is made and whose 200 answer is then cut short (unreadable JSON).
     pub garble: HashMap<String, u32>,
@@ -273,6 +275,7 @@ impl State {
             },
             fail: HashMap::new(),
             delay: HashMap::new(),
+            held: HashMap::new(),
             drop: HashMap::new(),
             garble: HashMap::new(),
             throttle_bytes_per_second: None,

@@ -83,3 +83,122 @@ async fn a_decision_is_announced_at_once_with_the_changed_row_and_so_is_its_disp
     assert_eq!(env.gmail.sent_messages().len(), 1);
     app.stop();
 }
+
+#[tokio::test]
+async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let mut drafts = Vec::new();
+    for n in 0..3 {
+        let relayed = env
+            .muster
+            .relay_message(
+                "gmail-relay",
+                "inbox-chat",
+                "ana@example.com",
+                &format!("Question {n}"),
+                "Hi",
+            )
+            .unwrap();
+        drafts.push(
+            env.muster
+                .file_draft(&relayed.route_id, &format!("Answer {n}"))
+                .unwrap(),
+        );
+    }
+    resync(&env, &account).await;
+    let mut items = Vec::new();
+    for draft in &drafts {
+        let item = item_for(&env, draft).await.id;
+        countersign_core::decide::approve(
+            &env.store,
+            &shown(&env, item).await,
+            countersign_core::decide::UndoWindow::None,
+            "owner via test",
+            Confirmation::None,
+        )
+        .await
+        .unwrap();
+        items.push(item);
+    }
+    {
+        let dispatcher = env.dispatcher().await;
+        dispatcher.run_once().await.unwrap();
+    }
+    for draft in &drafts {
+        env.muster.claim(draft).unwrap();
+    }
+    let notified: Arc<Mutex<Vec<i64>>> = Arc::default();
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            dispatch: quick_dispatch(),
+            ..AppOptions::default()
+        },
+        {
+            let notified = notified.clone();
+            Arc::new(move |event| {
+                if let AppEvent::Refusal { refusal, .. } = event {
+                    notified.lock().unwrap().push(refusal.item_id);
+                }
+            })
+        },
+    )
+    .await
+    .unwrap();
+    let marked = |item: i64| {
+        let store = env.store.clone();
+        async move {
+            store
+                .refusals_for_item(item)
+                .await
+                .unwrap()
+                .iter()
+                .any(|r| r.notified_at.is_some())
+        }
+    };
+    let (in_view, control, muted) = (items[0], items[1], items[2]);
+
+    // The owner is looking at it: the refusal is on screen, no notification.
+    app.set_viewing(Some(in_view));
+    env.muster
+        .report_result(&drafts[0], false, Some("mailbox full"))
+        .unwrap();
+    eventually(
+        Duration::from_secs(20),
+        "the refusal in view is handled",
+        || marked(in_view),
+    )
+    .await;
+
+    // Looking elsewhere: notified (the check above could fail).
+    app.set_viewing(None);
+    env.muster
+        .report_result(&drafts[1], false, Some("mailbox full"))
+        .unwrap();
+    eventually(
+        Duration::from_secs(20),
+        "the other refusal is notified",
+        || async { notified.lock().unwrap().contains(&control) },
+    )
+    .await;
+
+    // Notifications off: handled, not notified.
+    let mut settings = env.store.settings().await.unwrap();
+    settings.notifications = false;
+    env.store.save_settings(&settings).await.unwrap();
+    env.muster
+        .report_result(&drafts[2], false, Some("mailbox full"))
+        .unwrap();
+    eventually(
+        Duration::from_secs(20),
+        "the muted refusal is handled",
+        || marked(muted),
+    )
+    .await;
+    assert_eq!(*notified.lock().unwrap(), vec![control]);
+    app.stop();
+}

@@ -889,3 +889,80 @@ mod not_left_yet {
         assert_eq!(env.gmail.request_count("drafts.send"), 0);
     }
 }
+
+#[tokio::test]
+async fn pausing_mid_pass_lets_the_send_under_way_finish_and_holds_the_next() {
+    let (env, account) = gmail_env().await;
+    let first = env.gmail.file_draft(&reply(1, "first"), None);
+    let second = env.gmail.file_draft(&reply(2, "second"), None);
+    sync(&env, &account).await;
+    for draft in [&first, &second] {
+        approve_now(&env, item_for(&env, &draft.id).await.id).await;
+    }
+    // The first decision's re-read before its send is held at Gmail: the pass is under way.
+    let reads_before = env.gmail.request_count("drafts.get");
+    let held = env.gmail.hold_next("drafts.get");
+    let dispatcher = env.dispatcher().await;
+    let pass = tokio::spawn(async move { dispatcher.run_once().await.map(|r| (r, dispatcher)) });
+    eventually(
+        Duration::from_secs(20),
+        "the first send is under way",
+        || async { env.gmail.request_count("drafts.get") > reads_before },
+    )
+    .await;
+    env.store.set_paused(true).await.unwrap();
+    held.release();
+    let (report, dispatcher) = pass.await.unwrap().unwrap();
+    assert!(report.paused, "the pass saw the switch");
+    let sends = |draft: &countersign_fakes::gmail::FiledDraft| env.gmail.send_requests(&draft.id);
+    assert_eq!(
+        sends(&first) + sends(&second),
+        1,
+        "the send under way finished; the next one was not started"
+    );
+    let waiting = if sends(&first) == 1 { &second } else { &first };
+    assert_eq!(item_for(&env, &waiting.id).await.state, ItemState::Queued);
+
+    env.store.set_paused(false).await.unwrap();
+    dispatcher.run_once().await.unwrap();
+    assert_eq!((sends(&first), sends(&second)), (1, 1), "each sent once");
+}
+
+#[tokio::test]
+async fn one_account_offline_does_not_hold_up_another_that_sends() {
+    let env = Env::new().await;
+    let gmail = env.connect_gmail().await;
+    let (_muster, muster_draft) = crate::support::muster_reply(&env, false).await;
+    let gmail_draft = env.gmail.file_draft(&reply(1, "Gmail"), None);
+    sync(&env, &gmail).await;
+    let gmail_item = item_for(&env, &gmail_draft.id).await.id;
+    let muster_item = item_for(&env, &muster_draft).await.id;
+    approve_now(&env, gmail_item).await;
+    approve_now(&env, muster_item).await;
+    env.gmail.set_online(false);
+    env.gmail.server().until_listening(false).await;
+
+    let dispatcher = env.dispatcher().await;
+    dispatch_until(&dispatcher, "the muster reply is handed over", || async {
+        item_for(&env, &muster_draft).await.state == ItemState::Sending
+    })
+    .await;
+    let decides = || {
+        env.muster
+            .count_requests("POST", &format!("/api/plugin/drafts/{muster_draft}/decide"))
+    };
+    assert_eq!(decides(), 1);
+    let gmail_row = item_for(&env, &gmail_draft.id).await;
+    assert_eq!(gmail_row.state, ItemState::Queued, "waits for Gmail");
+    assert!(!gmail_row.account_online, "shown as queued — offline");
+    assert_eq!(env.gmail.send_requests(&gmail_draft.id), 0);
+
+    env.gmail.set_online(true);
+    env.gmail.server().until_listening(true).await;
+    dispatch_until(&dispatcher, "Gmail sends once it answers", || async {
+        item_for(&env, &gmail_draft.id).await.state == ItemState::Sent
+    })
+    .await;
+    assert_eq!(env.gmail.send_requests(&gmail_draft.id), 1);
+    assert_eq!(decides(), 1);
+}

@@ -152,17 +152,33 @@ async fn a_remote_image_is_fetched_only_after_the_owner_loads_it_for_that_draft(
     let remote = RemoteHost::start().await.unwrap();
     let fixture = Fixture::new().await.unwrap();
     let account = fixture.connect_gmail().await.unwrap();
-    let raw = format!(
-        "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
-         Subject: Newsletter\r\nMessage-ID: <remote-1@agent.example>\r\nMIME-Version: 1.0\r\n\
-         Content-Type: text/html; charset=utf-8\r\n\r\n\
-         <p>Our news</p><img src=\"{}/banner.png\" alt=\"banner\">\r\n",
-        remote.url
-    )
-    .into_bytes();
-    let draft = fixture.gmail.file_draft(&raw, None);
+    let newsletter = |n: usize| {
+        format!(
+            "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+             Subject: Newsletter {n}\r\nMessage-ID: <remote-{n}@agent.example>\r\n\
+             MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n\
+             <p>Our news</p><img src=\"{}/banner-{n}.png\" alt=\"banner\">\r\n",
+            remote.url
+        )
+        .into_bytes()
+    };
+    let draft = fixture.gmail.file_draft(&newsletter(1), None);
+    let next = fixture.gmail.file_draft(&newsletter(2), None);
     fixture.sync(&account).await.unwrap();
     let item = fixture.item(&draft.id).await.unwrap();
+    let next_item = fixture.item(&next.id).await.unwrap();
+    // The mail frame of a draft has loaded when its view is recorded: whatever it would fetch
+    // on its own, it has asked for by then.
+    let frame_loaded = |id: i64| {
+        let store = fixture.store.clone();
+        async move {
+            store
+                .last_view(id, "owner via desktop")
+                .await
+                .unwrap()
+                .is_some()
+        }
+    };
 
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();
@@ -171,7 +187,11 @@ async fn a_remote_image_is_fetched_only_after_the_owner_loads_it_for_that_draft(
         .wait_for_text("[role=note]", "Remote content blocked (1)", UI_TIMEOUT)
         .await
         .or_log(&app);
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    countersign_e2e::fixture::eventually(UI_TIMEOUT, "the frame is shown", || {
+        frame_loaded(item.id)
+    })
+    .await
+    .or_log(&app);
     assert_eq!(remote.hits(), 0, "fetched before the owner asked");
 
     session
@@ -195,5 +215,23 @@ async fn a_remote_image_is_fetched_only_after_the_owner_loads_it_for_that_draft(
     .await
     .or_log(&app);
     assert_eq!(session.title().await.unwrap(), "Countersign");
+
+    // The next draft is blocked again: the choice was for that draft only.
+    let hits_for_the_first = remote.hits();
+    open_item(session, next_item.id).await.or_log(&app);
+    session
+        .wait_for_text("[role=note]", "Remote content blocked (1)", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    countersign_e2e::fixture::eventually(UI_TIMEOUT, "the next frame is shown", || {
+        frame_loaded(next_item.id)
+    })
+    .await
+    .or_log(&app);
+    assert_eq!(
+        remote.hits(),
+        hits_for_the_first,
+        "the next draft's image was fetched without asking"
+    );
     app.quit().await.unwrap();
 }

@@ -105,6 +105,27 @@ async fn a_draft_updated_while_shown_is_shown_again_and_only_the_new_version_is_
     let digest_a = digest_a.as_str().map(str::to_owned);
     assert!(digest_a.is_some(), "no digest shown");
 
+    // Watch the DOM: the moment the detail first shows another version, note whether Approve
+    // is disabled then — the settle after a swap, seen at the swap itself rather than by a
+    // check that a busy machine could make too late.
+    session
+        .execute(
+            "window.__swap = null;
+             const read = () => {
+               const detail = document.querySelector('[data-testid=detail]');
+               const version = detail && detail.getAttribute('data-shown-version');
+               if (window.__swap === null && version && version !== arguments[0]) {
+                 const approve = document.querySelector('[data-action=approve]');
+                 window.__swap = {approveDisabled: !approve || approve.disabled};
+               }
+             };
+             new MutationObserver(read).observe(document.body,
+               {subtree: true, childList: true, attributes: true});",
+            vec![version_a.clone().into()],
+        )
+        .await
+        .unwrap();
+
     // The agent rewrites the draft while the owner reads it; a sync brings it in.
     let second = gmail_reply(1, "Offer", "We can do it for 4,000 EUR.");
     fixture
@@ -155,6 +176,14 @@ async fn a_draft_updated_while_shown_is_shown_again_and_only_the_new_version_is_
     })
     .await
     .or_log(&app);
+    let swap = session
+        .execute("return window.__swap;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        swap["approveDisabled"], true,
+        "Approve was enabled the moment the new version appeared: {swap}"
+    );
     wait_approve(session, true).await.or_log(&app);
     session
         .find("[data-action=approve]")

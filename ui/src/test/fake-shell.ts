@@ -355,6 +355,7 @@ export class FakeShell {
       sentHeaderAdded: null,
       gmailMessageId: null,
       serviceNote: null,
+      decidedBy: "owner via desktop",
     };
   }
 }

@@ -1,13 +1,14 @@
 //! Rules in the window: a draft an armed rule approved shows the rule's name with the undo
-//! countdown, and Undo keeps it from being sent; Settings → Rules shows a shadow rule's record
-//! against the owner's own decisions, and arming asks first with that record.
+//! countdown, and Undo (or Hold everything) keeps it from being sent; a rule's send is
+//! notified and the notification opens the draft; Settings → Rules shows a shadow rule's
+//! record against the owner's own decisions, and arming asks first with that record.
 
 use countersign_core::decide;
 use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
 use countersign_core::store::{DecisionFilter, RuleMode, ShownPart};
 use countersign_core::DecisionState;
-use countersign_e2e::desktop::skip_or_fail;
-use countersign_e2e::fixture::{eventually, Fixture};
+use countersign_e2e::desktop::{skip_or_fail, DesktopApp};
+use countersign_e2e::fixture::{eventually, Fixture, TEST_UNDO_SECS};
 
 use crate::support::*;
 
@@ -45,17 +46,13 @@ fn short_replies() -> RuleDefinition {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_undo_keeps_it_unsent()
-{
-    let Some(prerequisites) = skip_or_fail(
-        "a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_undo_keeps_it_unsent",
-    ) else {
-        return;
-    };
+/// A data directory with a Gmail account, `rule` armed, rules judging a draft as soon as it
+/// arrives and an undo window of `undo_secs`; one long draft (no rule matches it) waits, so
+/// the window opens on the queue. Returns the fixture, the rule's id and that draft's item id.
+async fn armed_rule(undo_secs: u32) -> (Fixture, i64, i64) {
     let fixture = Fixture::new().await.unwrap();
     let mut settings = fixture.store.settings().await.unwrap();
-    settings.undo_window_secs = RULE_UNDO_SECS;
+    settings.undo_window_secs = undo_secs;
     // A draft is judged as soon as it arrives, not after the usual minute of settling.
     settings.rule_settle_secs = 0;
     fixture.store.save_settings(&settings).await.unwrap();
@@ -70,21 +67,21 @@ async fn a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_un
         .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
         .await
         .unwrap();
-    // One draft already waiting, so the window opens on the queue (not the empty welcome).
     let earlier = fixture
         .gmail
         .file_draft(&threaded(1, &"A long answer. ".repeat(40)), None);
     fixture.sync(&account).await.unwrap();
     let earlier = fixture.item(&earlier.id).await.unwrap();
+    (fixture, rule.id, earlier.id)
+}
 
-    let app = fixture.launch(&prerequisites).await.unwrap();
-    let session = app.session();
-    wait_detail(session, earlier.id).await.or_log(&app);
-    // The agent files a short reply; the owner syncs; the armed rule approves it.
+/// The agent files a short reply and the owner presses Sync now: the armed rule approves it.
+/// Returns the Gmail draft's id and its item id once it is in the mirror.
+async fn a_short_reply_arrives(fixture: &Fixture, app: &DesktopApp) -> (String, i64) {
     let draft = fixture
         .gmail
         .file_draft(&threaded(2, "Yes, Tuesday works."), None);
-    session
+    app.session()
         .find("[data-action=sync-now]")
         .await
         .unwrap()
@@ -95,10 +92,38 @@ async fn a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_un
         fixture.item(&draft.id).await.is_ok()
     })
     .await
-    .or_log(&app);
+    .or_log(app);
     let item = fixture.item(&draft.id).await.unwrap();
+    (draft.id, item.id)
+}
 
-    let row = format!("[role=option][data-id=\"{}\"]", item.id);
+/// The decisions on `item_id`, oldest first.
+async fn decisions_on(fixture: &Fixture, item_id: i64) -> Vec<countersign_core::store::Decision> {
+    fixture
+        .store
+        .list_decisions(DecisionFilter::All)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.item_id == item_id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_undo_keeps_it_unsent()
+{
+    let Some(prerequisites) = skip_or_fail(
+        "a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_undo_keeps_it_unsent",
+    ) else {
+        return;
+    };
+    let (fixture, rule_id, earlier) = armed_rule(RULE_UNDO_SECS).await;
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, earlier).await.or_log(&app);
+    let (draft, item) = a_short_reply_arrives(&fixture, &app).await;
+
+    let row = format!("[role=option][data-id=\"{item}\"]");
     let shown = session
         .wait_for_text(
             &row,
@@ -111,7 +136,15 @@ async fn a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_un
         .await
         .unwrap();
     assert!(shown.contains(" s"), "the row counts down: {shown:?}");
-    open_item(session, item.id).await.or_log(&app);
+    session
+        .wait_for_text(
+            "[data-testid=status-queued]",
+            &format!("approved by rule {RULE} — sending in"),
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    open_item(session, item).await.or_log(&app);
     session
         .wait_for_text(
             "[data-testid=countdown]",
@@ -138,30 +171,64 @@ async fn a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_un
     // Quit first: after that nothing can be sent, however late.
     app.quit().await.unwrap();
     assert_eq!(
-        fixture.gmail.send_requests(&draft.id),
+        fixture.gmail.send_requests(&draft),
         0,
         "an undone rule approval sends nothing"
     );
-    let decisions: Vec<_> = fixture
-        .store
-        .list_decisions(DecisionFilter::All)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|d| d.item_id == item.id)
-        .collect();
+    let decisions = decisions_on(&fixture, item).await;
     assert_eq!(decisions.len(), 1, "{decisions:?}");
     assert_eq!(decisions[0].state, DecisionState::Cancelled);
     assert_eq!(
         decisions[0].decided_by.as_deref(),
-        Some(format!("rule:{}@1", rule.id).as_str()),
+        Some(format!("rule:{rule_id}@1").as_str()),
         "the rule decided it"
     );
     assert_eq!(
-        fixture.item(&draft.id).await.unwrap().state,
+        fixture.item(&draft).await.unwrap().state,
         countersign_core::ItemState::Pending,
         "back with the owner"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hold_everything_in_the_status_bar_takes_back_a_rules_approval_and_says_rules_are_held() {
+    let Some(prerequisites) = skip_or_fail(
+        "hold_everything_in_the_status_bar_takes_back_a_rules_approval_and_says_rules_are_held",
+    ) else {
+        return;
+    };
+    let (fixture, _, earlier) = armed_rule(RULE_UNDO_SECS).await;
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    wait_detail(session, earlier).await.or_log(&app);
+    let (draft, item) = a_short_reply_arrives(&fixture, &app).await;
+    let row = format!("[role=option][data-id=\"{item}\"]");
+    session
+        .wait_for_text(&row, &format!("Approved by rule {RULE}"), UI_TIMEOUT)
+        .await
+        .or_log(&app);
+
+    session
+        .find("[data-testid=hold-everything]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for_text("[data-testid=status-hold]", "rules held", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    session
+        .wait_for(&format!("{row}[data-state=pending]"), UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    assert!(fixture.store.settings().await.unwrap().hold_everything);
+    app.quit().await.unwrap();
+    assert_eq!(fixture.gmail.send_requests(&draft), 0, "held, not sent");
+    let decisions = decisions_on(&fixture, item).await;
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert_eq!(decisions[0].state, DecisionState::Cancelled);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -332,26 +399,7 @@ async fn a_draft_a_rule_sent_is_notified_with_the_rules_name_and_the_notificatio
         return;
     };
     // The fixture's short undo window: this test waits it out.
-    let fixture = Fixture::new().await.unwrap();
-    let mut settings = fixture.store.settings().await.unwrap();
-    settings.rule_settle_secs = 0;
-    fixture.store.save_settings(&settings).await.unwrap();
-    let account = fixture.connect_gmail().await.unwrap();
-    let rule = fixture
-        .store
-        .add_rule(&short_replies(), "owner via test")
-        .await
-        .unwrap();
-    fixture
-        .store
-        .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
-        .await
-        .unwrap();
-    let earlier = fixture
-        .gmail
-        .file_draft(&threaded(1, &"A long answer. ".repeat(40)), None);
-    fixture.sync(&account).await.unwrap();
-    let earlier = fixture.item(&earlier.id).await.unwrap();
+    let (fixture, _, earlier) = armed_rule(TEST_UNDO_SECS).await;
 
     // The notification is the point of this test: without a bus and dunst it fails.
     let watch = NotificationWatch::start().expect(
@@ -363,7 +411,7 @@ async fn a_draft_a_rule_sent_is_notified_with_the_rules_name_and_the_notificatio
         .await
         .unwrap();
     let session = app.session();
-    wait_detail(session, earlier.id).await.or_log(&app);
+    wait_detail(session, earlier).await.or_log(&app);
     // The owner looks at the settings; the agent files a short reply, which the armed rule
     // approves and, once the undo window has passed, sends.
     session
@@ -377,26 +425,16 @@ async fn a_draft_a_rule_sent_is_notified_with_the_rules_name_and_the_notificatio
         .wait_for("[data-testid=rules]", UI_TIMEOUT)
         .await
         .or_log(&app);
-    let draft = fixture
-        .gmail
-        .file_draft(&threaded(2, "Yes, Tuesday works."), None);
-    session
-        .find("[data-action=sync-now]")
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    let (draft, item) = a_short_reply_arrives(&fixture, &app).await;
     watch
         .wait_for(&format!("Sent by rule {RULE}: Re: Question 2"), UI_TIMEOUT)
         .await
         .or_log(&app);
-    let item = fixture.item(&draft.id).await.unwrap();
 
     // Clicking it shows the draft the rule sent, leaving the settings view.
     assert!(watch.click(), "dunstctl action failed");
-    wait_detail(session, item.id).await.or_log(&app);
+    wait_detail(session, item).await.or_log(&app);
     wait_detail_state(session, "sent").await.or_log(&app);
     app.quit().await.unwrap();
-    assert_eq!(fixture.gmail.send_requests(&draft.id), 1, "sent once");
+    assert_eq!(fixture.gmail.send_requests(&draft), 1, "sent once");
 }

@@ -36,6 +36,8 @@ fn export_all(dir: &Path) {
     crate::events::Reachability::export_all(&cfg).unwrap();
     crate::events::RefusalNotice::export_all(&cfg).unwrap();
     crate::events::OpenItem::export_all(&cfg).unwrap();
+    crate::commands::RuleView::export_all(&cfg).unwrap();
+    countersign_core::rules::RuleDefinition::export_all(&cfg).unwrap();
     write_index(dir);
 }
 

@@ -19,6 +19,7 @@ mod muster;
 mod offline;
 mod queue;
 mod review;
+mod rules;
 mod safety;
 mod settings;
 mod start;

@@ -21,6 +21,10 @@ import type {
   RefusalNotice,
   ReviewDetail,
   SelectionSummary,
+  Rule,
+  RuleDefinition,
+  RuleMode,
+  RuleView,
   Settings,
   Shown,
   ShownPart,
@@ -135,6 +139,17 @@ export const saveSettings = (settings: Settings) => call<Settings>("save_setting
 export const syncNow = () => call<null>("sync_now");
 export const setPaused = (paused: boolean) => call<Settings>("set_paused", { paused });
 export const getStatus = () => call<AppStatus>("status");
+/** The rules in order, each with its record against the owner's own decisions. */
+export const listRules = () => call<RuleView[]>("list_rules");
+/** Adds a rule (in shadow); a definition that cannot work is refused with core's sentence. */
+export const addRule = (definition: RuleDefinition) => call<Rule>("add_rule", { definition });
+/** Arms a rule (it decides from now on) or puts it back in shadow. */
+export const setRuleMode = (id: number, mode: RuleMode) =>
+  call<Rule>("set_rule_mode", { id, mode });
+export const removeRule = (id: number) => call<null>("remove_rule", { id });
+/** "Hold everything": no rule decides (rule decisions in their undo window are taken back);
+ * the items taken back. */
+export const setHoldEverything = (on: boolean) => call<number[]>("set_hold_everything", { on });
 /** Opens the native file dialog for the client_secret.json; `null` when the owner cancelled. */
 export const pickClientSecret = () => call<string | null>("pick_client_secret");
 /** Whether this build offers the demo. */

@@ -3,6 +3,7 @@
 mod accounts;
 mod audit;
 mod dispatch;
+mod history;
 mod muster;
 mod review;
 mod shown;

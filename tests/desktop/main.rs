@@ -16,6 +16,7 @@ mod edit;
 mod muster;
 mod offline;
 mod queue;
+mod record;
 mod review;
 mod safety;
 mod settings;

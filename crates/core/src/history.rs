@@ -236,7 +236,8 @@ WITH record AS (
 )
 SELECT * FROM record
  WHERE (?1 IS NULL OR (CASE ?1
-          WHEN 'by_rule' THEN actor LIKE 'rule:%'
+          -- RULE_ACTOR_PREFIX, compared case-sensitively as the entry's kinds are (LIKE is not)
+          WHEN 'by_rule' THEN substr(actor, 1, 5) = 'rule:'
           WHEN 'edited' THEN edited AND kind = 'approve'
           ELSE outcome = ?1 END))
    AND (?2 IS NULL OR account_id = ?2)

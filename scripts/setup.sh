@@ -23,8 +23,9 @@ BUILD_PACKAGES=(
 )
 # What running the desktop end-to-end suite needs: a virtual display, WebKit's WebDriver,
 # a D-Bus session bus and a notification daemon that the app's notifications go to; and
-# sqlite3, with which the CLI suite edits the mirror by hand as a tamperer would.
-E2E_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 dunst sqlite3)
+# sqlite3, with which the CLI suite edits the mirror by hand as a tamperer would; and
+# gnome-keyring, the real Secret Service the keyring tests keep secrets in.
+E2E_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 dunst sqlite3 gnome-keyring)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 

@@ -101,6 +101,14 @@ install_package() {
   apt-get install -y -qq --no-install-recommends "./$deb" || return 1
   /usr/bin/countersign --version || return 1
   /usr/bin/countersign-desktop --version || return 1
+  # A release build warns at every start when secrets are kept in files instead of the keyring.
+  local warned
+  warned=$(COUNTERSIGN_SECRET_STORE=file /usr/bin/countersign --data-dir "$(mktemp -d)" account list 2>&1 >/dev/null) ||
+    return 1
+  if ! grep -q 'COUNTERSIGN_SECRET_STORE=file: Gmail tokens and muster passwords are kept in' <<<"$warned"; then
+    echo "the installed CLI did not warn about COUNTERSIGN_SECRET_STORE=file: $warned" >&2
+    return 1
+  fi
   if ! command -v xvfb-run >/dev/null || ! command -v dbus-run-session >/dev/null; then
     echo "cannot start the installed app: no xvfb-run/dbus-run-session" >&2
     return 1

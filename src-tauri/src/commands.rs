@@ -11,10 +11,11 @@
 //! permission) and granted in `capabilities/main.json`, or the UI's call is refused.
 
 use base64::Engine;
-use countersign_core::decide::{Confirmation, Shown, PRESET_REJECT_REASONS};
+use countersign_core::decide::{BulkOutcome, Confirmation, Listed, Shown, PRESET_REJECT_REASONS};
 use countersign_core::history::{self, AgentFigures, HistoryEntry, HistoryFilter, LeftMessage};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
+use countersign_core::selection::{self, SelectionSummary};
 use countersign_core::store::ShownPart;
 use countersign_core::store::{
     Account, Decision, DecisionFilter, PageStart, QueuePage, Settings, StateCounts, SyncCursor,
@@ -326,6 +327,61 @@ pub async fn reject(
 #[tauri::command]
 pub async fn undo(state: State<'_, AppState>, id: i64) -> Result<Decision, UiError> {
     Ok(state.app()?.undo(id, ACTOR).await?)
+}
+
+/// Every item the queue shows under `filter` (its id and the version its row shows), in list
+/// order: "select all shown by this filter", without reading the rows.
+#[tauri::command]
+pub async fn queue_selection(
+    state: State<'_, AppState>,
+    filter: Option<QueueFilter>,
+) -> Result<Vec<Listed>, UiError> {
+    let filter = filter.unwrap_or_default();
+    let text = filter.text.clone();
+    let filter = ItemFilter {
+        states: filter.states,
+        account_id: filter.account_id,
+        source: filter.source,
+    };
+    Ok(state
+        .store()?
+        .queue_listing(&filter, text.as_deref())
+        .await?)
+}
+
+/// How many drafts are selected, from which accounts and to whom (each at the version its row
+/// showed): what the confirmation of a bulk decision lists.
+#[tauri::command]
+pub async fn selection_summary(
+    state: State<'_, AppState>,
+    items: Vec<Listed>,
+) -> Result<SelectionSummary, UiError> {
+    Ok(selection::summarize(state.store()?, &items).await?)
+}
+
+/// Reject the drafts selected with one reason, each at the version its row showed; one that
+/// changed since is skipped (named, with why), never rejected at its new version.
+#[tauri::command]
+pub async fn reject_all(
+    state: State<'_, AppState>,
+    items: Vec<Listed>,
+    reason: String,
+) -> Result<BulkOutcome, UiError> {
+    Ok(state
+        .app()?
+        .reject_all_listed(&items, &reason, ACTOR)
+        .await?)
+}
+
+/// Approve those of the drafts selected whose current version the owner displayed, each at
+/// that version; the others (never displayed, changed since, with cautions) are skipped and
+/// named.
+#[tauri::command]
+pub async fn approve_all_displayed(
+    state: State<'_, AppState>,
+    ids: Vec<i64>,
+) -> Result<BulkOutcome, UiError> {
+    Ok(state.app()?.approve_all_displayed(&ids, ACTOR).await?)
 }
 
 /// The reasons offered when rejecting.

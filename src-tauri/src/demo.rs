@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use countersign_core::rules::{AttachmentCondition, Conditions, RuleAction, RuleDefinition};
 use countersign_core::services::{GmailConnect, Services};
 use countersign_core::Store;
 use countersign_fakes::gmail::{FakeGmail, GmailConfig};
@@ -15,6 +16,24 @@ use countersign_fakes::Seed;
 
 /// What the plugin says when it refuses the queued demo reply.
 pub const REFUSAL_REASON: &str = "recipient mailbox full";
+
+/// The demo's one rule, in shadow: it approves nothing, but Settings → Rules shows what it
+/// would have done beside what the owner does.
+pub fn shadow_rule() -> RuleDefinition {
+    RuleDefinition {
+        name: "Short replies to people on the thread".into(),
+        scope: Default::default(),
+        conditions: Conditions {
+            or_on_thread: true,
+            no_cc_or_bcc: true,
+            attachments: Some(AttachmentCondition::None),
+            max_words: Some(150),
+            ..Conditions::default()
+        },
+        action: RuleAction::Approve,
+        daily_cap: Some(20),
+    }
+}
 
 /// The embedded fakes of demo mode. Cheap to clone; clones control the same fakes.
 #[derive(Clone, Debug)]
@@ -77,6 +96,10 @@ impl Demo {
             .connect_muster(store, &muster.url(), muster.password())
             .await
             .context("cannot connect the demo muster account")?;
+        store
+            .add_rule(&shadow_rule(), "demo")
+            .await
+            .context("cannot add the demo's shadow rule")?;
         Ok(Demo { gmail, muster })
     }
 
@@ -200,6 +223,50 @@ mod tests {
         assert_eq!(kinds.len(), 2, "one account per fake, not more: {kinds:?}");
         assert!(kinds.contains(&countersign_core::Source::Gmail));
         assert!(kinds.contains(&countersign_core::Source::Muster));
+    }
+
+    #[tokio::test]
+    async fn the_demo_has_one_shadow_rule_whose_record_shows_after_a_dispatch_pass() {
+        let (dir, store, _demo) = demo().await;
+        let rules = store.rules().await.unwrap();
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].mode, countersign_core::store::RuleMode::Shadow);
+        let services = Services::with_token_store(dir.path(), TokenStore::file(dir.path()));
+        for account in store.list_accounts().await.unwrap() {
+            match account.profile.kind {
+                countersign_core::Source::Gmail => {
+                    let client = services.gmail(&account).await.unwrap();
+                    countersign_core::sync::sync_gmail(&store, &account, &client)
+                        .await
+                        .unwrap();
+                }
+                countersign_core::Source::Muster => {
+                    let client = services.muster(&account).await.unwrap();
+                    countersign_core::sync::sync_muster(&store, &account, &client)
+                        .await
+                        .unwrap();
+                }
+            }
+        }
+        countersign_core::rules::pass::run(&store, chrono::Utc::now())
+            .await
+            .unwrap();
+        let record = countersign_core::rules::record::recorded(&store, rules[0].id)
+            .await
+            .unwrap();
+        assert!(
+            record.summary().starts_with("would have approved"),
+            "{}",
+            record.summary()
+        );
+        assert!(
+            store
+                .list_decisions(countersign_core::store::DecisionFilter::All)
+                .await
+                .unwrap()
+                .is_empty(),
+            "a shadow rule decides nothing"
+        );
     }
 
     #[tokio::test]

@@ -11,8 +11,10 @@
 
 mod attachments;
 mod binding;
+mod bulk;
 mod context;
 mod edit;
+mod keyring;
 mod muster;
 mod offline;
 mod queue;

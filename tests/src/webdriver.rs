@@ -14,6 +14,9 @@ use serde_json::{json, Value};
 /// The spec's "web element identifier": the key under which an element reference travels.
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// The spec's code point for the (left) Shift key.
+const SHIFT: &str = "\u{E008}";
+
 /// How often `wait_for…` polls.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -161,6 +164,25 @@ impl Session {
         Ok(())
     }
 
+    /// Presses `key` with Shift held, as a user does for Shift+J: Shift goes down first and
+    /// comes up last.
+    pub async fn press_with_shift(&self, key: char) -> Result<()> {
+        let actions = json!([
+            {"type": "keyDown", "value": SHIFT},
+            {"type": "keyDown", "value": key.to_string()},
+            {"type": "keyUp", "value": key.to_string()},
+            {"type": "keyUp", "value": SHIFT},
+        ]);
+        self.post(
+            "/actions",
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
+        )
+        .await
+        .with_context(|| format!("cannot press Shift+{key}"))?;
+        send(self.http.delete(format!("{}/actions", self.url))).await?;
+        Ok(())
+    }
+
     /// Runs `script` (a function body; `arguments[i]` are `args`) in the page and returns its
     /// result.
     pub async fn execute(&self, script: &str, args: Vec<Value>) -> Result<Value> {
@@ -266,6 +288,44 @@ impl Element {
         self.session
             .post(&format!("/element/{}/click", self.id), json!({}))
             .await?;
+        Ok(())
+    }
+
+    /// Clicks the element's centre with Shift held (a range selection in a list): the key and
+    /// the pointer act in the same ticks, Shift down before the click and up after it.
+    pub async fn shift_click(&self) -> Result<()> {
+        let origin = json!({ ELEMENT_KEY: self.id });
+        let keys = json!([
+            {"type": "keyDown", "value": SHIFT},
+            {"type": "pause"},
+            {"type": "pause"},
+            {"type": "pause"},
+            {"type": "keyUp", "value": SHIFT},
+        ]);
+        let pointer = json!([
+            {"type": "pause"},
+            {"type": "pointerMove", "origin": origin, "x": 0, "y": 0},
+            {"type": "pointerDown", "button": 0},
+            {"type": "pointerUp", "button": 0},
+            {"type": "pause"},
+        ]);
+        self.session
+            .post(
+                "/actions",
+                json!({"actions": [
+                    {"type": "key", "id": "keyboard", "actions": keys},
+                    {"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                     "actions": pointer},
+                ]}),
+            )
+            .await
+            .context("cannot shift+click")?;
+        send(
+            self.session
+                .http
+                .delete(format!("{}/actions", self.session.url)),
+        )
+        .await?;
         Ok(())
     }
 

@@ -8,6 +8,7 @@ mod dispatch;
 mod history;
 mod output;
 mod review;
+mod rules;
 mod settings;
 mod sync;
 
@@ -132,6 +133,11 @@ enum Command {
     /// Per agent (Gmail sender, muster plugin and route kind): how often you approved, edited
     /// and rejected, how often a rule decided, and the median time to your decision.
     Agents,
+    /// Rules: decisions you make in advance (list, add, edit, remove, test, arm, disarm, hold).
+    Rules {
+        #[command(subcommand)]
+        command: rules::RulesCommand,
+    },
     /// Check the audit log's hash chain, or export the log.
     Audit {
         #[command(subcommand)]
@@ -258,6 +264,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bulk { command } => bulk::run(&store, command, ACTOR, json).await,
         Command::History(args) => history::run(&store, args, json).await,
         Command::Agents => history::agents(&store, json).await,
+        Command::Rules { command } => rules::run(&store, command, ACTOR, json).await,
         Command::Dispatch { wait, timeout } => {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));
             return dispatch::run(&store, &dir, limit, json).await;

@@ -31,6 +31,8 @@ pub enum SettingName {
     Notifications,
     /// Remote content in HTML drafts.
     RemoteContent,
+    /// Seconds a draft must rest unchanged before a rule may decide it.
+    RuleSettle,
 }
 
 /// Run one `settings` subcommand.
@@ -40,6 +42,11 @@ pub async fn run(store: &Store, command: &SettingsCommand, json: bool) -> Result
         match name {
             SettingName::UndoWindow => {
                 settings.undo_window_secs = value
+                    .parse()
+                    .with_context(|| format!("cannot use {value:?} as a number of seconds"))?;
+            }
+            SettingName::RuleSettle => {
+                settings.rule_settle_secs = value
                     .parse()
                     .with_context(|| format!("cannot use {value:?} as a number of seconds"))?;
             }
@@ -82,6 +89,18 @@ pub async fn run(store: &Store, command: &SettingsCommand, json: bool) -> Result
         println!(
             "sending                     {}",
             if settings.paused { "paused" } else { "on" }
+        );
+        println!(
+            "rule-settle                 {} s",
+            settings.rule_settle_secs
+        );
+        println!(
+            "rules                       {}",
+            if settings.hold_everything {
+                "held (Hold everything is on)"
+            } else {
+                "on"
+            }
         );
     }
     Ok(())

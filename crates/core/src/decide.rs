@@ -239,8 +239,34 @@ async fn enqueue(store: &Store, new: NewDecision) -> Result<Decision> {
     store.enqueue_decision(new).await
 }
 
+/// A queue row as the owner saw it listed: the item and the version the row showed. A row
+/// carries no digest, so core looks up the digest of *that* version ([`shown_as_listed`]) —
+/// never the current one's: a draft that changed since the row was read is refused as
+/// changed, not decided at its new version.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Listed {
+    /// The item.
+    pub id: i64,
+    /// Gmail message id / muster updatedAt of the version the row showed.
+    pub version: String,
+}
+
+/// The version a queue row showed as [`Shown`]: its digest is that version's, read from the
+/// mirror (which keeps every version), so a decision on it binds to what the row showed.
+pub async fn shown_as_listed(store: &Store, listed: &Listed) -> Result<Shown> {
+    let version = store.version(listed.id, &listed.version).await?;
+    Ok(Shown {
+        id: listed.id,
+        version: version.version,
+        digest: version.sha256,
+    })
+}
+
 /// What a decision on several items did with each of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct BulkOutcome {
     /// The decisions made, one per item decided.
@@ -249,14 +275,51 @@ pub struct BulkOutcome {
     pub skipped: Vec<Skipped>,
 }
 
+impl BulkOutcome {
+    /// Count `result` for item `id`: a decision, or a refusal skipped with its sentence.
+    async fn take(&mut self, store: &Store, id: i64, result: Result<Decision>) -> Result<()> {
+        match result {
+            Ok(decision) => self.decided.push(decision),
+            Err(e) if e.is_refusal() => self.skip(store, id, e.to_string()).await?,
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    async fn skip(&mut self, store: &Store, id: i64, why: String) -> Result<()> {
+        let subject = match store.get_item(id).await {
+            Ok(item) => item.summary.subject,
+            // Gone from the mirror (its account removed): the sentence says so.
+            Err(Error::NotFound { .. }) => String::new(),
+            Err(e) => return Err(e),
+        };
+        self.skipped.push(Skipped { id, subject, why });
+        Ok(())
+    }
+}
+
 /// An item a bulk decision left alone.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Skipped {
     /// The item.
     pub id: i64,
+    /// Its subject, so the owner can tell which draft it is ("" when it has none).
+    pub subject: String,
     /// Why it was not decided.
     pub why: String,
+}
+
+/// Refuse a bulk rejection without a reason, as one rejection is refused.
+fn require_reason(reason: &str, count: usize) -> Result<()> {
+    if reason.trim().is_empty() {
+        return Err(Error::refused(
+            format!("reject {count} items"),
+            "say why: the reason goes back to the agents and into the audit log",
+        ));
+    }
+    Ok(())
 }
 
 /// Reject every item in `shown` with one `reason`. Each rejection binds to its own shown
@@ -268,20 +331,33 @@ pub async fn reject_all(
     reason: &str,
     actor: &str,
 ) -> Result<BulkOutcome> {
-    if reason.trim().is_empty() {
-        return Err(Error::refused(
-            format!("reject {} items", shown.len()),
-            "say why: the reason goes back to the agents and into the audit log",
-        ));
-    }
+    require_reason(reason, shown.len())?;
     let mut outcome = BulkOutcome::default();
     for one in shown {
-        match reject(store, one, reason, actor).await {
-            Ok(decision) => outcome.decided.push(decision),
-            Err(e) if e.is_refusal() => outcome.skipped.push(Skipped {
-                id: one.id,
-                why: e.to_string(),
-            }),
+        let result = reject(store, one, reason, actor).await;
+        outcome.take(store, one.id, result).await?;
+    }
+    Ok(outcome)
+}
+
+/// [`reject_all`] for queue rows: each item is rejected at the version its row showed
+/// ([`shown_as_listed`]). A row whose draft changed since is skipped as changed; one whose
+/// version the mirror does not hold is skipped too, with why.
+pub async fn reject_all_listed(
+    store: &Store,
+    listed: &[Listed],
+    reason: &str,
+    actor: &str,
+) -> Result<BulkOutcome> {
+    require_reason(reason, listed.len())?;
+    let mut outcome = BulkOutcome::default();
+    for one in listed {
+        match shown_as_listed(store, one).await {
+            Ok(shown) => {
+                let result = reject(store, &shown, reason, actor).await;
+                outcome.take(store, one.id, result).await?;
+            }
+            Err(e @ Error::NotFound { .. }) => outcome.skip(store, one.id, e.to_string()).await?,
             Err(e) => return Err(e),
         }
     }
@@ -300,10 +376,9 @@ pub async fn approve_all_displayed(
     let mut outcome = BulkOutcome::default();
     for &id in ids {
         let Some(view) = store.last_view(id, actor).await? else {
-            outcome.skipped.push(Skipped {
-                id,
-                why: "you have not displayed it".into(),
-            });
+            outcome
+                .skip(store, id, "you have not displayed it".into())
+                .await?;
             continue;
         };
         let shown = Shown {
@@ -312,14 +387,8 @@ pub async fn approve_all_displayed(
             digest: view.digest,
         };
         // A caution is confirmed for one draft at a time, never in bulk.
-        match approve(store, &shown, window, actor, Confirmation::None).await {
-            Ok(decision) => outcome.decided.push(decision),
-            Err(e) if e.is_refusal() => outcome.skipped.push(Skipped {
-                id,
-                why: e.to_string(),
-            }),
-            Err(e) => return Err(e),
-        }
+        let result = approve(store, &shown, window, actor, Confirmation::None).await;
+        outcome.take(store, id, result).await?;
     }
     Ok(outcome)
 }

@@ -334,6 +334,35 @@ pub(crate) fn render_bytes(content: &DraftContent) -> ReviewView {
     }
 }
 
+/// `version` of `item` rendered as the review renders it (remote content blocked), with the
+/// message it answers: what a rule judges is what the owner would have been shown.
+pub(crate) async fn render_as_reviewed(
+    store: &Store,
+    item: &Item,
+    version: &DraftVersion,
+) -> Result<(ReviewView, Option<ParentMessage>)> {
+    let account = store.get_account(&item.summary.account_id).await?;
+    let options = RenderOptions {
+        allow_remote_content: false,
+        owner_domains: owner_domains(&account.profile.address, account.profile.kind),
+        parent: parent_of(item),
+        is_reply: item.answers_json.is_some(),
+    };
+    Ok((render_version(version, &options), options.parent))
+}
+
+/// Whom `version` of `item` goes to: a Gmail draft's To, Cc and Bcc; a muster reply's
+/// addressee is the sender of the message it answers (the plugin replies to them).
+pub(crate) fn addressees(item: &Item, version: &DraftVersion) -> Vec<crate::render::Address> {
+    match &version.content {
+        DraftContent::Raw(_) => {
+            let view = render_bytes(&version.content);
+            view.to.into_iter().chain(view.cc).chain(view.bcc).collect()
+        }
+        DraftContent::Text(_) => parent_of(item).map(|p| p.from).unwrap_or_default(),
+    }
+}
+
 fn render_version(version: &DraftVersion, options: &RenderOptions) -> ReviewView {
     match &version.content {
         DraftContent::Raw(raw) => render_message(raw, options),

@@ -10,6 +10,7 @@
 
 pub mod gmail;
 pub mod muster;
+pub mod secret_service;
 pub mod server;
 
 pub use muster::{FakeMuster, MusterConfig};

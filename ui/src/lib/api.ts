@@ -9,6 +9,7 @@ import type {
   AgentFigures,
   AppStatus,
   AttachmentView,
+  BulkOutcome,
   Decision,
   HistoryEntry,
   HistoryFilter,
@@ -16,12 +17,14 @@ import type {
   ItemsChanged,
   ItemSummary,
   LeftMessage,
+  Listed,
   OpenItem,
   PageStart,
   QueueView,
   Reachability,
   RefusalNotice,
   ReviewDetail,
+  SelectionSummary,
   Settings,
   Shown,
   ShownPart,
@@ -99,6 +102,22 @@ export const undo = (id: number) => call<Decision>("undo", { id });
 /** Saves the owner's edit of the version shown; the draft's new version, to be reviewed. */
 export const saveEdit = (shown: Shown, subject: string, text: string) =>
   call<Shown>("save_edit", { shown, subject, text });
+
+/** Every draft the filters show (id and the version its row shows), in list order: "select
+ * all shown by this filter". */
+export const queueSelection = (filter: ListFilter) =>
+  call<Listed[]>("queue_selection", { filter });
+/** How many drafts, from which accounts, to whom: what a bulk decision's confirmation lists. */
+export const selectionSummary = (items: Listed[]) =>
+  call<SelectionSummary>("selection_summary", { items });
+/** Rejects the drafts with one reason, each at the version its row showed; those that cannot
+ * be (changed since, decided already) are skipped and named. */
+export const rejectAll = (items: Listed[], reason: string) =>
+  call<BulkOutcome>("reject_all", { items, reason });
+/** Approves those drafts whose current version the owner displayed, each at that version; the
+ * others are skipped and named. */
+export const approveAllDisplayed = (ids: number[]) =>
+  call<BulkOutcome>("approve_all_displayed", { ids });
 
 export const rejectReasons = () => call<string[]>("reject_reasons");
 export const rawSource = (id: number) => call<string>("raw_source", { id });

@@ -1,5 +1,12 @@
 // Words the owner reads for machine values, so every component says the same thing.
-import type { Address, HistoryKind, ItemSummary, ItemState, Source } from "./types";
+import type {
+  Address,
+  BulkOutcome,
+  HistoryKind,
+  ItemSummary,
+  ItemState,
+  Source,
+} from "./types";
 
 const STATE_LABELS: Record<ItemState, string> = {
   pending: "Pending",
@@ -104,4 +111,15 @@ export function decisionLabel(
   const verb = decision.kind === "reject" ? "Rejecting" : "Sending";
   if (left > 0) return `${verb} in ${left} s`;
   return `${verb} now…`;
+}
+
+/** What a bulk decision did, in one sentence: "Rejected 50", or "Approved 3; skipped 2:
+ * <subject> — <why>; …" naming each draft left alone by its subject. */
+export function bulkOutcomeLabel(kind: "reject" | "approve", outcome: BulkOutcome): string {
+  const done = `${kind === "reject" ? "Rejected" : "Approved"} ${outcome.decided.length}`;
+  if (outcome.skipped.length === 0) return done;
+  const skipped = outcome.skipped
+    .map((one) => `${one.subject || "(no subject)"} — ${one.why}`)
+    .join("; ");
+  return `${done}; skipped ${outcome.skipped.length}: ${skipped}`;
 }

@@ -1,11 +1,12 @@
 // The queue's state, shared by the components that show or act on it: a window of rows read a
 // page at a time from the mirror (never the whole list), the filters (applied by the shell, in
-// SQL), the counts per state and the selection, as one source of truth for the list, the
-// detail pane and keyboard triage.
-import { queuePage, type ListFilter } from "./api";
+// SQL), the counts per state, the focused row and the drafts picked for a bulk decision, as one
+// source of truth for the list, the detail pane and keyboard triage.
+import { queuePage, queueSelection, type ListFilter } from "./api";
 import {
   type ItemState,
   type ItemSummary,
+  type Listed,
   type PageStart,
   type QueueView,
   type Source,
@@ -48,6 +49,18 @@ export class Queue {
   #counts = $state.raw<Partial<Record<ItemState, number>>>({});
   /** The queued items due soonest (the status bar's countdowns). */
   #soonestQueued = $state.raw<ItemSummary[]>([]);
+  /** The drafts picked for a bulk decision (x, shift+j/k, shift+click, select all), by id,
+   * each with the version its row showed when it was picked: a bulk rejection binds to that
+   * version, so a draft rewritten since is refused as changed, never decided unseen. */
+  #picked = $state.raw<ReadonlyMap<number, string>>(new Map());
+  /** Where a shift+click range starts: the row last clicked or toggled. */
+  #anchor: number | null = null;
+  /** shift+j/k moved the focus to a row not loaded yet: picked once it is. */
+  #pickOnArrival = false;
+  /** Bumped when the filters change: a "select all" read for older filters is dropped. */
+  #filterGeneration = 0;
+  /** Why the last "select all" or shift+click range could not be read from the shell. */
+  #pickError = $state<UiError | null>(null);
 
   #accountFilter = $state<string>("");
   #sourceFilter = $state<"" | Source>("");
@@ -108,6 +121,13 @@ export class Queue {
   }
   get soonestQueued() {
     return this.#soonestQueued;
+  }
+  /** How many drafts are picked for a bulk decision. */
+  get pickedCount() {
+    return this.#picked.size;
+  }
+  get pickError() {
+    return this.#pickError;
   }
   get accountFilter() {
     return this.#accountFilter;
@@ -181,43 +201,159 @@ export class Queue {
    * filters, from the top of the list). */
   filterText(text: string): void {
     this.#textFilter = text;
+    this.#refiltered();
     void this.refresh(true);
   }
 
   /** Shows only the items of account `id` ("": every account). */
   filterAccount(id: string): void {
     this.#accountFilter = id;
+    this.#refiltered();
     void this.refresh(true);
   }
 
   /** Shows only the items from `source` ("": both). */
   filterSource(source: "" | Source): void {
     this.#sourceFilter = source;
+    this.#refiltered();
     void this.refresh(true);
   }
 
   /** Shows only the items in `state` ("": every state). */
   filterState(state: "" | ItemState): void {
     this.#stateFilter = state;
+    this.#refiltered();
     void this.refresh(true);
   }
 
   /** Selects the item `offset` places away from the selected one (j/k), clamped to the ends. */
   move(offset: number): void {
-    if (this.#total === 0) return;
-    const from = this.#pending ?? this.#selectedIndex;
-    this.moveTo(from < 0 ? 0 : from + offset);
+    this.#pickOnArrival = false;
+    this.#moveBy(offset);
   }
 
   /** Selects the row at list position `index` (clamped), loading it if needed (Home/End). */
   moveTo(index: number): void {
-    if (this.#total === 0) return;
-    this.#selectIndex(Math.min(Math.max(index, 0), this.#total - 1));
+    this.#pickOnArrival = false;
+    this.#moveToIndex(index);
   }
 
   select(id: number): void {
     const index = this.#rows.findIndex((row) => row.id === id);
-    if (index >= 0) this.#selectIndex(this.#offset + index);
+    if (index < 0) return;
+    this.#pickOnArrival = false;
+    this.#selectIndex(this.#offset + index);
+  }
+
+  /** A click on row `id`: it is selected, and a later shift+click picks the range from it. */
+  click(id: number): void {
+    this.#anchor = id;
+    this.select(id);
+  }
+
+  /** Whether draft `id` is picked for a bulk decision. */
+  isPicked(id: number): boolean {
+    return this.#picked.has(id);
+  }
+
+  /** The drafts picked, each with the version its row showed, in the order they were picked. */
+  pickedListed(): Listed[] {
+    return [...this.#picked].map(([id, version]) => ({ id, version }));
+  }
+
+  /** Picks or unpicks row `id` (default: the selected row; `x`); a shift+click range then
+   * starts from it. */
+  togglePick(id: number | null = this.#selectedId): void {
+    if (id === null) return;
+    const row = this.#rows.find((candidate) => candidate.id === id);
+    if (!row) return;
+    this.#anchor = id;
+    const picked = new Map(this.#picked);
+    if (picked.has(id)) picked.delete(id);
+    else picked.set(id, row.version);
+    this.#picked = picked;
+  }
+
+  /** shift+j / shift+k: picks the selected row, moves `offset` rows and picks the one it
+   * arrives at (once it is loaded). */
+  extend(offset: number): void {
+    if (this.#total === 0) return;
+    if (this.#pending === null && this.#selected) this.#pick([this.#selected]);
+    this.#pickOnArrival = true;
+    this.#moveBy(offset);
+  }
+
+  /** shift+click on row `id`: picks every row from the last one clicked (or the selected
+   * one) to it, and selects it. Rows of the range that are not loaded are read from the shell
+   * (their ids and versions only). */
+  async pickRange(id: number): Promise<void> {
+    const anchor = this.#anchor ?? this.#selectedId ?? id;
+    const from = this.#rows.findIndex((row) => row.id === anchor);
+    const to = this.#rows.findIndex((row) => row.id === id);
+    this.select(id);
+    if (from >= 0 && to >= 0) {
+      this.#pick(this.#rows.slice(Math.min(from, to), Math.max(from, to) + 1));
+      return;
+    }
+    // The anchor's row was dropped from the window (far away): read the list between.
+    const listing = await this.#listing();
+    if (!listing) return;
+    const start = listing.findIndex((row) => row.id === anchor);
+    const end = listing.findIndex((row) => row.id === id);
+    if (start < 0 || end < 0) return;
+    this.#pick(listing.slice(Math.min(start, end), Math.max(start, end) + 1));
+  }
+
+  /** Picks every draft the filters show, loaded or not ("select all shown by this filter"). */
+  async pickAllShown(): Promise<void> {
+    const listing = await this.#listing();
+    if (!listing) return;
+    this.#picked = new Map(listing.map((row) => [row.id, row.version]));
+  }
+
+  /** Unpicks everything (Escape, after a bulk decision). */
+  clearPicks(): void {
+    this.#picked = new Map();
+    this.#anchor = null;
+  }
+
+  /** Every draft the filters show, from the shell; null when it failed (the error is kept)
+   * or the filters changed meanwhile. */
+  async #listing(): Promise<Listed[] | null> {
+    const generation = this.#filterGeneration;
+    try {
+      const listing = await queueSelection(this.#filter());
+      this.#pickError = null;
+      return generation === this.#filterGeneration ? listing : null;
+    } catch (error) {
+      this.#pickError = error as UiError;
+      return null;
+    }
+  }
+
+  /** Adds `rows` to the picked drafts, each at the version it shows. */
+  #pick(rows: readonly { id: number; version: string }[]): void {
+    const picked = new Map(this.#picked);
+    for (const row of rows) if (!picked.has(row.id)) picked.set(row.id, row.version);
+    this.#picked = picked;
+  }
+
+  /** Other filters: what was picked under the old ones may not be shown now, and a bulk
+   * decision acts only on drafts the owner can see listed. */
+  #refiltered(): void {
+    this.#filterGeneration += 1;
+    this.clearPicks();
+  }
+
+  #moveBy(offset: number): void {
+    if (this.#total === 0) return;
+    const from = this.#pending ?? this.#selectedIndex;
+    this.#moveToIndex(from < 0 ? 0 : from + offset);
+  }
+
+  #moveToIndex(index: number): void {
+    if (this.#total === 0) return;
+    this.#selectIndex(Math.min(Math.max(index, 0), this.#total - 1));
   }
 
   /** Shows item `id` whatever the filters (a notification was clicked). */
@@ -230,6 +366,7 @@ export class Queue {
     this.#sourceFilter = "";
     this.#stateFilter = "";
     this.#textFilter = "";
+    this.#refiltered();
     this.#selectedId = id;
     await this.refresh(true);
   }
@@ -242,6 +379,8 @@ export class Queue {
 
   /** After a refresh: keep the selected item where it now is, or select the first row. */
   #placeSelection(located: number | null): void {
+    // A shift+j/k still on its way is moot once the list changed under it.
+    this.#pickOnArrival = false;
     if (this.#selectedId !== null && located !== null) {
       this.#pending = null;
       this.#selectedIndex = located;
@@ -292,6 +431,10 @@ export class Queue {
       this.#pending = null;
       this.#selectedId = row.id;
       this.#selected = row;
+      if (this.#pickOnArrival) {
+        this.#pickOnArrival = false;
+        this.#pick([row]);
+      }
     } else {
       this.#pending = index;
       void this.#fill();

@@ -1,6 +1,7 @@
 // A stand-in for the desktop shell behind `invoke`, for the UI's unit tests: it answers the
 // commands the state modules call the way src-tauri/src/commands.rs and core do (list order,
-// keyset pages, `located`, the `displayed` record an approval needs, `changed_since_shown`),
+// keyset pages, `located`, the listing "select all" picks, the `displayed` record an approval
+// needs, `changed_since_shown`),
 // over a small in-memory mirror. Answers and arguments are copied through JSON, as the IPC
 // does, so the UI cannot share objects with the "shell".
 //
@@ -164,6 +165,12 @@ export class FakeShell {
           args.limit as number,
           args.locate as number | null,
         );
+      case "queue_selection":
+        // store.queue_listing: every row the filters show, in list order, as id and version.
+        return this.#filtered((args.filter ?? {}) as ListFilter).map(({ id, version }) => ({
+          id,
+          version,
+        }));
       case "get_review":
         return this.#review(args.id as number);
       case "set_viewing":
@@ -355,6 +362,7 @@ export class FakeShell {
       sentHeaderAdded: null,
       gmailMessageId: null,
       serviceNote: null,
+      decidedBy: "owner via desktop",
     };
   }
 }

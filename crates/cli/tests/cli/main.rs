@@ -4,8 +4,10 @@ mod accounts;
 mod audit;
 mod dispatch;
 mod history;
+mod keyring;
 mod muster;
 mod review;
+mod rules;
 mod shown;
 mod support;
 

@@ -49,6 +49,8 @@ impl Output {
 pub struct Cli {
     dir: tempfile::TempDir,
     transcript: Mutex<Vec<String>>,
+    /// The environment of a private Secret Service, when secrets go to the OS keyring.
+    keyring: Option<Vec<(String, String)>>,
 }
 
 impl Cli {
@@ -56,6 +58,15 @@ impl Cli {
         Cli {
             dir: tempfile::tempdir().unwrap(),
             transcript: Mutex::new(Vec::new()),
+            keyring: None,
+        }
+    }
+
+    /// A CLI whose secrets go to the OS keyring that `service` is (and nowhere else).
+    pub fn with_keyring(service: &countersign_fakes::secret_service::PrivateSecretService) -> Cli {
+        Cli {
+            keyring: Some(service.env()),
+            ..Cli::new()
         }
     }
 
@@ -94,7 +105,7 @@ impl Cli {
     }
 
     /// The command for `ARGS…`, as the async tests start it: secrets in files (no keyring is
-    /// touched), logs at their default level.
+    /// touched) unless the CLI was made [`Cli::with_keyring`], logs at their default level.
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"));
         command
@@ -103,11 +114,16 @@ impl Cli {
             .args(args)
             .env_remove("COUNTERSIGN_DATA_DIR")
             .env_remove("RUST_LOG")
-            .env("COUNTERSIGN_SECRET_STORE", "file")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        match &self.keyring {
+            Some(env) => command
+                .env_remove("COUNTERSIGN_SECRET_STORE")
+                .envs(env.iter().map(|(k, v)| (k, v))),
+            None => command.env("COUNTERSIGN_SECRET_STORE", "file"),
+        };
         command
     }
 

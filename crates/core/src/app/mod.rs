@@ -218,6 +218,33 @@ impl RunningApp {
         Ok(decision)
     }
 
+    /// Reject the drafts `listed`, each at the version its row showed, with one reason
+    /// ([`crate::decide::reject_all_listed`]), telling the UI about those decided.
+    pub async fn reject_all_listed(
+        &self,
+        listed: &[decide::Listed],
+        reason: &str,
+        actor: &str,
+    ) -> Result<decide::BulkOutcome> {
+        let outcome = decide::reject_all_listed(&self.store, listed, reason, actor).await?;
+        self.decided_all(&outcome).await;
+        Ok(outcome)
+    }
+
+    /// Approve those of `ids` whose current version `actor` displayed, each at that version
+    /// ([`crate::decide::approve_all_displayed`]), telling the UI about those decided.
+    pub async fn approve_all_displayed(
+        &self,
+        ids: &[i64],
+        actor: &str,
+    ) -> Result<decide::BulkOutcome> {
+        let outcome =
+            decide::approve_all_displayed(&self.store, ids, UndoWindow::FromSettings, actor)
+                .await?;
+        self.decided_all(&outcome).await;
+        Ok(outcome)
+    }
+
     /// Take back the decision on `item_id` ([`crate::decide::undo`]), telling the UI.
     pub async fn undo(&self, item_id: i64, actor: &str) -> Result<Decision> {
         let decision = decide::undo(&self.store, item_id, actor).await?;
@@ -243,6 +270,16 @@ impl RunningApp {
 
     async fn decided(&self, item_id: i64, cause: ChangeCause) {
         emit_items(&self.store, &self.on_event, cause, vec![item_id]).await;
+    }
+
+    /// One event for every item a bulk decision decided (none when it decided nothing: the
+    /// skipped ones did not change).
+    async fn decided_all(&self, outcome: &decide::BulkOutcome) {
+        if outcome.decided.is_empty() {
+            return;
+        }
+        let ids = outcome.decided.iter().map(|d| d.item_id).collect();
+        emit_items(&self.store, &self.on_event, ChangeCause::Decided, ids).await;
     }
 
     /// Start following an account (done by [`Self::start`], [`Self::connect_gmail`] and

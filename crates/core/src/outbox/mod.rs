@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
 use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, OutcomeKind, Source};
 use crate::error::{Error, Result};
@@ -71,6 +71,9 @@ pub struct DispatchReport {
     pub attempts: Vec<Attempt>,
     /// Sending is paused: nothing was done.
     pub paused: bool,
+    /// What the rules decided and held before the pass (they decide even while sending is
+    /// paused: their decisions wait in the outbox like the owner's).
+    pub rules: crate::rules::pass::RulesPass,
 }
 
 /// One decision a pass tried.
@@ -159,7 +162,22 @@ impl Dispatcher {
 
     /// Reconcile what is uncertain, then carry out every decision that is due now.
     pub async fn run_once(&self) -> Result<DispatchReport> {
+        self.run_as_of(Utc::now()).await
+    }
+
+    /// [`Dispatcher::run_once`] as of `now`: what is due at that time is carried out. The app
+    /// and the CLI pass the wall clock; a test passes a decision's `due_at` to cross its undo
+    /// window without waiting it out (and a moment before it, to see that nothing leaves).
+    pub async fn run_as_of(&self, now: DateTime<Utc>) -> Result<DispatchReport> {
         let mut report = DispatchReport::default();
+        // The rules decide in the dispatching process only, so two processes never both act
+        // on one draft (the outbox would refuse the second decision anyway).
+        match crate::rules::pass::run(&self.store, now).await {
+            Ok(rules) => report.rules = rules,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot run the rules: every draft waits for the owner")
+            }
+        }
         if self.store.settings().await?.paused {
             report.paused = true;
             return Ok(report);
@@ -167,7 +185,7 @@ impl Dispatcher {
         // What is due when the pass starts: a decision put back during the pass (its retry
         // time is then later than this) waits for the next pass, so a call that takes longer
         // than its backoff cannot make one pass retry it over and over.
-        let pass_started = Utc::now();
+        let pass_started = now;
         for decision in self.store.due_uncertain_decisions(pass_started).await? {
             let outcome = self.reconcile(&decision).await;
             self.record_timed(&decision, outcome, &mut report).await?;

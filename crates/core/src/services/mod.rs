@@ -83,7 +83,18 @@ impl Services {
     /// never write to the owner's keyring).
     pub fn new(data_dir: &Path) -> Services {
         let tokens = match std::env::var(SECRET_STORE_ENV).as_deref() {
-            Ok("file") => TokenStore::file(data_dir),
+            Ok("file") => {
+                // Meant for tests and demo mode: a release build says so at every start, so
+                // that nobody keeps real secrets in files by accident.
+                if cfg!(not(debug_assertions)) {
+                    tracing::warn!(
+                        "{SECRET_STORE_ENV}=file: Gmail tokens and muster passwords are kept in \
+                         0600 files under {}, not in the OS keyring",
+                        data_dir.display()
+                    );
+                }
+                TokenStore::file(data_dir)
+            }
             _ => TokenStore::open(data_dir),
         };
         Services::with_token_store(data_dir, tokens)

@@ -59,6 +59,8 @@ pub struct Decision {
     pub gmail_message_id: Option<String>,
     /// What the service said when it took the decision, in its own words (muster's `note`).
     pub service_note: Option<String>,
+    /// Who decided: "owner via desktop", "owner via cli", or `rule:<id>@<version>`.
+    pub decided_by: Option<String>,
 }
 
 /// A decision to write.
@@ -147,8 +149,9 @@ impl Store {
         let now = Utc::now();
         let due = now + new.undo_window;
         let decision: Decision = sqlx::query_as(
-            "INSERT INTO decisions (item_id, kind, reason, version, digest, state, created_at, due_at)
-             VALUES (?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING *",
+            "INSERT INTO decisions
+                (item_id, kind, reason, version, digest, state, created_at, due_at, decided_by)
+             VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING *",
         )
         .bind(new.item_id)
         .bind(new.kind.as_str())
@@ -157,6 +160,7 @@ impl Store {
         .bind(&new.digest)
         .bind(format_time(now))
         .bind(format_time(due))
+        .bind(&new.actor)
         .fetch_one(&mut *tx)
         .await?;
         apply_item_event_in(&mut tx, new.item_id, ItemEvent::Decided(new.kind), None).await?;

@@ -126,6 +126,9 @@ pub struct LiveDecision {
     pub due_at: DateTime<Utc>,
     /// The last thing that went wrong, e.g. "offline".
     pub detail: Option<String>,
+    /// The rule that made it, by name ("approved by rule R"); none when the owner did.
+    #[serde(default)]
+    pub by_rule: Option<String>,
 }
 
 /// One line of the queue.
@@ -203,9 +206,12 @@ pub struct ItemFilter {
 pub(super) const SUMMARY_SELECT: &str =
     "SELECT i.*, d.id AS d_id, d.kind AS d_kind, d.state AS d_state,
        d.due_at AS d_due_at, d.outcome_detail AS d_detail,
+       json_extract(r.definition, '$.name') AS d_rule,
        COALESCE(c.online, 1) AS account_online, v.restamped_sha256 AS restamped
   FROM review_items i
   LEFT JOIN decisions d ON d.item_id = i.id AND d.state IN ('queued', 'dispatching', 'uncertain')
+  LEFT JOIN rules r ON d.decided_by LIKE 'rule:%'
+       AND r.id = CAST(substr(d.decided_by, 6, instr(d.decided_by, '@') - 6) AS INTEGER)
   LEFT JOIN sync_cursors c ON c.account_id = i.account_id
   LEFT JOIN draft_versions v ON v.item_id = i.id AND v.version = i.version";
 
@@ -338,6 +344,7 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
             state: row.try_get("d_state")?,
             due_at: row.try_get("d_due_at")?,
             detail: row.try_get("d_detail")?,
+            by_rule: row.try_get("d_rule")?,
         }),
         None => None,
     };

@@ -14,6 +14,7 @@ mod queue;
 mod record;
 mod refusals;
 mod routes;
+mod rules;
 mod settings;
 mod stamps;
 mod threads;
@@ -41,6 +42,7 @@ pub use items::{
 pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;
+pub use rules::{rule_of_actor, NewEvaluation, Rule, RuleEvaluation, RuleMode};
 pub use settings::{RemoteContentPolicy, Settings};
 pub use stamps::stamp_conflict_reason;
 pub use threads::ThreadMessage;

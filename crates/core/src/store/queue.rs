@@ -263,6 +263,30 @@ impl Store {
         Ok(Some(self.count_where(&conditions, Some(&cursor)).await?))
     }
 
+    /// Every item of the queue narrowed by `filter` and `text`, in list order, as its row
+    /// shows it (id and current version): "select all shown by this filter" without reading
+    /// the rows themselves.
+    pub async fn queue_listing(
+        &self,
+        filter: &ItemFilter,
+        text: Option<&str>,
+    ) -> Result<Vec<crate::decide::Listed>> {
+        let conditions = Conditions::of(filter, text);
+        let sql = format!(
+            "SELECT i.id, i.version FROM review_items i WHERE 1 = 1{} ORDER BY {LIST_ORDER}",
+            conditions.sql
+        );
+        let mut query = sqlx::query_as(&sql);
+        for value in &conditions.binds {
+            query = query.bind(value);
+        }
+        let rows: Vec<(i64, String)> = query.fetch_all(self.pool()).await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, version)| crate::decide::Listed { id, version })
+            .collect())
+    }
+
     /// Rows matching `conditions`, all of them or only those before `cursor`.
     async fn count_where(
         &self,

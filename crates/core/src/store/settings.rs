@@ -38,6 +38,12 @@ pub struct Settings {
     /// A desktop notification "N new drafts to review" when drafts arrive (one per burst).
     /// Off unless the owner turns it on.
     pub new_draft_notifications: bool,
+    /// "Hold everything": no rule decides anything while it is on (the owner's switch in the
+    /// tray and the status bar).
+    pub hold_everything: bool,
+    /// A draft changed less than this many seconds ago may still be being written: no rule
+    /// decides it until then.
+    pub rule_settle_secs: u32,
 }
 
 impl Default for Settings {
@@ -49,6 +55,8 @@ impl Default for Settings {
             remote_content: RemoteContentPolicy::Block,
             paused: false,
             new_draft_notifications: false,
+            hold_everything: false,
+            rule_settle_secs: 60,
         }
     }
 }

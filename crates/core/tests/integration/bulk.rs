@@ -1,10 +1,12 @@
 //! Decisions on several items at once: one reason for a bulk rejection, each binding to its
 //! own shown version; a bulk approval only of what this owner displayed, the rest named.
 
-use countersign_core::decide::{self, UndoWindow};
-use countersign_core::ItemState;
+use countersign_core::decide::{self, Listed, UndoWindow};
+use countersign_core::selection;
+use countersign_core::store::PageStart;
+use countersign_core::{ItemFilter, ItemState};
 
-use crate::support::{dispatch_until, displayed, item_for, reply, sync, Env, OWNER};
+use crate::support::{dispatch_until, displayed, item_for, muster_reply, reply, sync, Env, OWNER};
 
 #[tokio::test]
 async fn fifty_drafts_rejected_at_once_each_bind_to_their_own_version_and_are_deleted() {
@@ -126,6 +128,10 @@ async fn a_bulk_approval_sends_only_what_was_displayed_and_names_the_rest() {
     assert_eq!(skipped[0].0, ids[1]);
     assert!(skipped[0].1.contains("changed since"), "{skipped:?}");
     assert_eq!(skipped[1], (ids[2], "you have not displayed it"));
+    assert_eq!(
+        outcome.skipped[1].subject, "Re: Invoice 3",
+        "named by its subject"
+    );
 
     let dispatcher = env.dispatcher().await;
     dispatch_until(&dispatcher, "the displayed one is sent", || async {
@@ -135,4 +141,160 @@ async fn a_bulk_approval_sends_only_what_was_displayed_and_names_the_rest() {
     assert_eq!(env.gmail.send_requests(&seen.id), 1);
     assert_eq!(env.gmail.send_requests(&changed.id), 0);
     assert_eq!(env.gmail.send_requests(&unseen.id), 0);
+}
+
+#[tokio::test]
+async fn a_bulk_rejection_of_listed_rows_binds_each_to_the_version_its_row_showed() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let kept = env.gmail.file_draft(&reply(1, "One"), None);
+    let rewritten = env.gmail.file_draft(&reply(2, "Two"), None);
+    sync(&env, &account).await;
+    // What the queue listed ("select all shown by this filter"), before the agent rewrote one.
+    let listed = env
+        .store
+        .queue_listing(&ItemFilter::default(), None)
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 2);
+    env.gmail
+        .update_draft(&rewritten.id, &reply(2, "Two, rewritten"), None)
+        .unwrap();
+    sync(&env, &account).await;
+    let rewritten_item = item_for(&env, &rewritten.id).await;
+    let mut with_unknown = listed.clone();
+    with_unknown.push(Listed {
+        id: item_for(&env, &kept.id).await.id,
+        version: "a-version-never-synced".into(),
+    });
+
+    let outcome = decide::reject_all_listed(&env.store, &with_unknown, "not now", OWNER)
+        .await
+        .unwrap();
+
+    assert_eq!(outcome.decided.len(), 1, "{:?}", outcome.skipped);
+    assert_eq!(
+        outcome.decided[0].item_id,
+        item_for(&env, &kept.id).await.id
+    );
+    assert_eq!(outcome.skipped.len(), 2, "{:?}", outcome.skipped);
+    // The rewritten draft is refused as changed, named by its subject, and not rejected at
+    // its new version.
+    let changed = &outcome.skipped[0];
+    assert_eq!(changed.id, rewritten_item.id);
+    assert_eq!(changed.subject, "Re: Invoice 2");
+    assert!(changed.why.contains("changed since"), "{changed:?}");
+    assert_eq!(
+        item_for(&env, &rewritten.id).await.state,
+        ItemState::Pending
+    );
+    assert!(env
+        .store
+        .decisions_for_item(rewritten_item.id)
+        .await
+        .unwrap()
+        .is_empty());
+    // A version the mirror never held is skipped with why, not rejected at the current one.
+    assert!(
+        outcome.skipped[1].why.starts_with("cannot "),
+        "{:?}",
+        outcome.skipped[1]
+    );
+}
+
+#[tokio::test]
+async fn the_queue_listing_is_every_row_the_filter_shows_in_list_order() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    for n in 1..=12 {
+        env.gmail.file_draft(&reply(n, "Body."), None);
+    }
+    sync(&env, &account).await;
+    let all = env
+        .store
+        .queue_listing(&ItemFilter::default(), None)
+        .await
+        .unwrap();
+    let page = env
+        .store
+        .queue_page(&ItemFilter::default(), None, &PageStart::First, 100)
+        .await
+        .unwrap();
+    let rows: Vec<Listed> = page
+        .items
+        .iter()
+        .map(|i| Listed {
+            id: i.id,
+            version: i.version.clone(),
+        })
+        .collect();
+    assert_eq!(all, rows, "the rows the queue shows, in its order");
+
+    // "Invoice 1" is Invoice 1, 10, 11 and 12.
+    let filtered = env
+        .store
+        .queue_listing(&ItemFilter::default(), Some("Invoice 1"))
+        .await
+        .unwrap();
+    assert_eq!(filtered.len(), 4);
+    let sent_only = ItemFilter {
+        states: vec![ItemState::Sent],
+        ..ItemFilter::default()
+    };
+    assert!(env
+        .store
+        .queue_listing(&sent_only, None)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_selection_is_summed_up_by_count_accounts_and_distinct_recipients() {
+    let env = Env::new().await;
+    let gmail = env.connect_gmail().await;
+    let plain = env.gmail.file_draft(&reply(1, "One"), None);
+    // Ana again (other case), and a Cc and a Bcc.
+    let copied = env.gmail.file_draft(
+        b"From: Owner <owner@example.com>\r\nTo: ANA@example.com\r\n\
+          Cc: bo@example.org\r\nBcc: Hidden <hidden@example.net>\r\n\
+          Subject: Copies\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nHello.\r\n",
+        None,
+    );
+    sync(&env, &gmail).await;
+    // A muster reply to Ana's relayed message: addressed to her.
+    let (muster, muster_draft) = muster_reply(&env, false).await;
+    let mut listed = Vec::new();
+    for draft in [&plain.id, &copied.id, &muster_draft] {
+        let item = item_for(&env, draft).await;
+        listed.push(Listed {
+            id: item.id,
+            version: item.version,
+        });
+    }
+
+    let summary = selection::summarize(&env.store, &listed).await.unwrap();
+
+    assert_eq!(summary.count, 3);
+    assert_eq!(summary.accounts.len(), 2, "{:?}", summary.accounts);
+    assert!(summary.accounts[0].contains(&gmail.profile.address));
+    assert!(summary.accounts[1].contains(&muster.profile.address));
+    assert_eq!(
+        summary.recipients,
+        vec![
+            "Ana <ana@example.com>",
+            "bo@example.org",
+            "Hidden <hidden@example.net>"
+        ],
+        "every To, Cc and Bcc once, whatever its case"
+    );
+
+    // One draft: its own recipients only.
+    let one = selection::summarize(&env.store, &listed[..1])
+        .await
+        .unwrap();
+    assert_eq!(
+        (one.count, one.recipients),
+        (1, vec!["Ana <ana@example.com>".to_string()])
+    );
 }

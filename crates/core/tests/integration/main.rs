@@ -20,6 +20,7 @@ mod muster_truth;
 mod outbox;
 mod queue_pages;
 mod reachability;
+mod rules;
 mod shown;
 mod store;
 mod support;

@@ -34,13 +34,13 @@ async fn set_undo_window(env: &Env, secs: u32) {
 #[tokio::test]
 async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
     let (env, account) = gmail_env().await;
-    set_undo_window(&env, 1).await;
+    set_undo_window(&env, 10).await;
     let raw = reply(1, "The invoice is attached.");
     let draft = env.gmail.file_draft(&raw, None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
 
-    decide::approve(
+    let decision = decide::approve(
         &env.store,
         &shown(&env, item.id).await,
         UndoWindow::FromSettings,
@@ -49,16 +49,20 @@ async fn approve_sends_exactly_the_reviewed_bytes_once_after_the_undo_window() {
     )
     .await
     .unwrap();
+    assert_eq!((decision.due_at - decision.created_at).num_seconds(), 10);
     let dispatcher = env.dispatcher().await;
-    let early = dispatcher.run_once().await.unwrap();
+    // The dispatcher's clock, not the wall's: a moment before the window ends, then its end.
+    let early = dispatcher
+        .run_as_of(decision.due_at - chrono::Duration::milliseconds(1))
+        .await
+        .unwrap();
     assert!(
         early.ended(OutcomeKind::Done).is_empty(),
         "sent inside the undo window"
     );
     assert_eq!(env.gmail.send_requests(&draft.id), 0);
 
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let report = dispatcher.run_once().await.unwrap();
+    let report = dispatcher.run_as_of(decision.due_at).await.unwrap();
     assert_eq!(report.ended(OutcomeKind::Done).len(), 1);
     let sent = env.gmail.sent_messages();
     assert_eq!(sent.len(), 1);
@@ -156,8 +160,15 @@ async fn a_connection_dropped_after_the_send_committed_is_reconciled_as_sent_onc
         DecisionState::Uncertain
     );
 
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    dispatcher.run_once().await.unwrap();
+    // The next look is due at its backoff time: pass it as the dispatcher's clock.
+    let retry_at = env
+        .store
+        .get_decision(decision.id)
+        .await
+        .unwrap()
+        .next_attempt_at
+        .expect("an uncertain decision has a time for its next look");
+    dispatcher.run_as_of(retry_at).await.unwrap();
     assert_eq!(
         env.store.get_decision(decision.id).await.unwrap().state,
         DecisionState::Done
@@ -286,11 +297,11 @@ async fn a_reject_without_a_reason_is_refused_before_anything_is_written() {
 #[tokio::test]
 async fn undo_inside_the_window_sends_nothing() {
     let (env, account) = gmail_env().await;
-    set_undo_window(&env, 1).await;
+    set_undo_window(&env, 10).await;
     let draft = env.gmail.file_draft(&reply(1, "oops"), None);
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
-    decide::approve(
+    let decision = decide::approve(
         &env.store,
         &shown(&env, item.id).await,
         UndoWindow::FromSettings,
@@ -300,8 +311,11 @@ async fn undo_inside_the_window_sends_nothing() {
     .await
     .unwrap();
     decide::undo(&env.store, item.id, ACTOR).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    env.dispatcher().await.run_once().await.unwrap();
+    env.dispatcher()
+        .await
+        .run_as_of(decision.due_at + chrono::Duration::seconds(1))
+        .await
+        .unwrap();
     assert_eq!(env.gmail.send_requests(&draft.id), 0);
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Pending);
 }

@@ -513,6 +513,17 @@ impl FakeGmail {
             .map(|m| m.id)
     }
 
+    /// Every access and refresh token issued so far (to check that none is stored in clear).
+    pub fn issued_tokens(&self) -> Vec<String> {
+        let state = self.shared.lock();
+        state
+            .access_tokens
+            .keys()
+            .chain(state.refresh_tokens.keys())
+            .cloned()
+            .collect()
+    }
+
     /// Make every access token expired, so clients must refresh.
     pub fn expire_access_tokens(&self) {
         self.shared.lock().expire_access_tokens();

@@ -83,4 +83,8 @@ gmailMessageId: string | null,
 /**
  * What the service said when it took the decision, in its own words (muster's `note`).
  */
-serviceNote: string | null, };
+serviceNote: string | null, 
+/**
+ * Who decided: "owner via desktop", "owner via cli", or `rule:<id>@<version>`.
+ */
+decidedBy: string | null, };

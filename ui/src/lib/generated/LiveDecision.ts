@@ -25,4 +25,8 @@ dueAt: string,
 /**
  * The last thing that went wrong, e.g. "offline".
  */
-detail: string | null, };
+detail: string | null, 
+/**
+ * The rule that made it, by name ("approved by rule R"); none when the owner did.
+ */
+byRule: string | null, };

@@ -29,4 +29,14 @@ paused: boolean,
  * A desktop notification "N new drafts to review" when drafts arrive (one per burst).
  * Off unless the owner turns it on.
  */
-newDraftNotifications: boolean, };
+newDraftNotifications: boolean, 
+/**
+ * "Hold everything": no rule decides anything while it is on (the owner's switch in the
+ * tray and the status bar).
+ */
+holdEverything: boolean, 
+/**
+ * A draft changed less than this many seconds ago may still be being written: no rule
+ * decides it until then.
+ */
+ruleSettleSecs: number, };

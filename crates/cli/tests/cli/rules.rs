@@ -1,0 +1,116 @@
+//! `rules add` in shadow, `rules test` beside the owner's own decisions, `rules arm`, and a
+//! matching new draft sent once by the rule, the audit naming the rule and its version.
+
+use crate::support::{fakes, Cli};
+
+/// A threaded reply to Ana (a reply without In-Reply-To is flagged, and flags hold rules).
+fn threaded(n: usize, body: &str) -> Vec<u8> {
+    format!(
+        "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+         Subject: Re: Question {n}\r\nMessage-ID: <rule-reply-{n}@agent.example>\r\n\
+         In-Reply-To: <question-{n}@example.com>\r\nReferences: <question-{n}@example.com>\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n"
+    )
+    .into_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_is_tested_against_the_history_then_armed_and_sends_a_new_draft_once() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    cli.exec(&["settings", "set", "rule-settle", "0"])
+        .await
+        .ok();
+    cli.exec(&["settings", "set", "undo-window", "0"])
+        .await
+        .ok();
+    // A recorded history: three short replies approved, one rejected, one long one approved.
+    let mut drafts = Vec::new();
+    for n in 1..=4 {
+        drafts.push(gmail.file_draft(&threaded(n, "Yes, Tuesday works."), None));
+    }
+    let long = gmail.file_draft(&threaded(5, &"Many words here. ".repeat(20)), None);
+    cli.exec(&["sync"]).await.ok();
+    for draft in &drafts[..3] {
+        let id = cli.item_id(&draft.id).await;
+        cli.show(&id).await;
+        cli.exec(&["approve", &id]).await.ok();
+    }
+    let rejected = cli.item_id(&drafts[3].id).await;
+    cli.exec(&["reject", &rejected, "--reason", "not Tuesday"])
+        .await
+        .ok();
+    let long_id = cli.item_id(&long.id).await;
+    cli.show(&long_id).await;
+    cli.exec(&["approve", &long_id]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+
+    let added = cli
+        .exec(&[
+            "rules",
+            "add",
+            "--name",
+            "Short replies to example.com",
+            "--within",
+            "example.com",
+            "--no-attachments",
+            "--max-words",
+            "30",
+            "--approve",
+        ])
+        .await
+        .ok();
+    assert!(added.stdout.contains("in shadow"), "{}", added.stdout);
+    let tested = cli.exec(&["rules", "test", "1"]).await.ok();
+    assert!(
+        tested
+            .stdout
+            .contains("would have approved 4; you approved 3, edited 0, rejected 1"),
+        "{}",
+        tested.stdout
+    );
+    assert!(
+        tested.stdout.contains(&format!("! item {rejected:>4}")),
+        "the disagreement is marked: {}",
+        tested.stdout
+    );
+    assert!(
+        !tested.stdout.contains(&format!("item {long_id:>4}")),
+        "too long to match"
+    );
+
+    // Without a terminal and without --yes, arming is refused.
+    let unconfirmed = cli.exec(&["rules", "arm", "1"]).await;
+    assert!(!unconfirmed.status.success());
+    // In shadow, a new matching draft waits for the owner.
+    let shadowed = gmail.file_draft(&threaded(6, "Shadowed."), None);
+    cli.exec(&["sync"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.send_requests(&shadowed.id), 0, "shadow never sends");
+
+    let armed = cli.exec(&["rules", "arm", "1", "--yes"]).await.ok();
+    assert!(armed.stdout.contains("Armed"), "{}", armed.stdout);
+    let new = gmail.file_draft(&threaded(7, "See you Tuesday."), None);
+    cli.exec(&["sync"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.send_requests(&new.id), 1, "sent once, by the rule");
+    // The shadowed draft was judged in shadow: arming does not reach back to it.
+    assert_eq!(gmail.send_requests(&shadowed.id), 0);
+
+    let new_id = cli.item_id(&new.id).await;
+    let audit = cli.exec(&["audit", "export"]).await.ok();
+    let by_rule: Vec<serde_json::Value> = audit
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|row: &serde_json::Value| {
+            row["itemId"] == new_id.parse::<i64>().unwrap() && row["action"] == "approve"
+        })
+        .collect();
+    assert_eq!(by_rule.len(), 1, "{}", audit.stdout);
+    assert_eq!(by_rule[0]["actor"], "rule:1@1");
+    let verified = cli.exec(&["audit", "verify"]).await.ok();
+    assert!(verified.stdout.starts_with("The audit log is intact"));
+}

@@ -1,0 +1,408 @@
+//! The owner's rules, their versions and what each rule made of each draft version
+//! (`rules`, `rule_versions`, `rule_evaluations`; see crates/core/src/rules).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::audit::{append_audit_in, NewAuditEntry};
+use super::{format_time, Found, Store};
+use crate::error::{Error, Result};
+use crate::rules::RuleDefinition;
+
+/// Whether a rule acts or only records what it would do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum RuleMode {
+    /// Records what it would do; never decides.
+    Shadow,
+    /// Decides.
+    Armed,
+}
+
+/// One rule as stored: its current version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    /// Its id (what `countersign rules arm ID` takes).
+    pub id: i64,
+    /// Its place in the order (rules are tried first to last).
+    pub position: i64,
+    /// Its version: every edit adds one.
+    pub version: u32,
+    /// Shadow or armed.
+    pub mode: RuleMode,
+    /// What the owner wrote.
+    pub definition: RuleDefinition,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Rule {
+    /// The actor its decisions are recorded under: `rule:<id>@<version>`.
+    pub fn actor(&self) -> String {
+        format!("rule:{}@{}", self.id, self.version)
+    }
+}
+
+/// The rule id in an actor `rule:<id>@<version>`, if it is one.
+pub fn rule_of_actor(actor: &str) -> Option<i64> {
+    actor.strip_prefix("rule:")?.split('@').next()?.parse().ok()
+}
+
+fn rule_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Rule> {
+    let json: String = row.try_get("definition")?;
+    Ok(Rule {
+        id: row.try_get("id")?,
+        position: row.try_get("position")?,
+        version: row.try_get("version")?,
+        mode: row.try_get("mode")?,
+        definition: serde_json::from_str(&json)
+            .map_err(|e| Error::Corrupt(format!("bad rule definition: {e}")))?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+/// What one rule made of one version of one draft (a row of `rule_evaluations`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct RuleEvaluation {
+    /// Row id.
+    pub id: i64,
+    /// The rule.
+    pub rule_id: i64,
+    /// The rule's version.
+    pub rule_version: u32,
+    /// The draft.
+    pub item_id: i64,
+    /// The version judged.
+    pub version: String,
+    /// sha256 of its bytes.
+    pub digest: String,
+    /// approve, hold, reject or no_match.
+    pub verdict: String,
+    /// The rule was armed.
+    pub armed: bool,
+    /// Why an armed rule did not act ("held: rule R would approve, but …").
+    pub held: Option<String>,
+    /// When to look again (a guard that passes with time).
+    pub retry_at: Option<DateTime<Utc>>,
+    /// The decision it made.
+    pub decision_id: Option<i64>,
+    /// When.
+    pub evaluated_at: DateTime<Utc>,
+}
+
+/// An evaluation to record.
+#[derive(Clone, Debug)]
+pub struct NewEvaluation<'a> {
+    /// The rule, at the version judged with.
+    pub rule: &'a Rule,
+    /// The draft.
+    pub item_id: i64,
+    /// The version judged.
+    pub version: &'a str,
+    /// Its digest.
+    pub digest: &'a str,
+    /// approve, hold, reject or no_match.
+    pub verdict: &'a str,
+    /// Why it did not act.
+    pub held: Option<String>,
+    /// When to look again.
+    pub retry_at: Option<DateTime<Utc>>,
+    /// The decision it made.
+    pub decision_id: Option<i64>,
+}
+
+impl Store {
+    /// Add a rule at the end of the order, in shadow, audited as `actor`'s.
+    pub async fn add_rule(&self, definition: &RuleDefinition, actor: &str) -> Result<Rule> {
+        definition
+            .check()
+            .map_err(|why| Error::refused("add the rule", why))?;
+        let json = encode(definition)?;
+        let now = format_time(Utc::now());
+        let mut tx = self.write_tx().await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO rules (position, version, mode, definition, created_at, updated_at)
+             VALUES ((SELECT COALESCE(MAX(position), 0) + 1 FROM rules), 1, 'shadow', ?, ?, ?)
+             RETURNING id",
+        )
+        .bind(&json)
+        .bind(&now)
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        write_version(&mut tx, id, 1, &json, &now).await?;
+        audit_rule(&mut tx, actor, "rule added", id, 1, &json).await?;
+        tx.commit().await?;
+        self.rule(id).await
+    }
+
+    /// Change a rule: a new version, back in shadow (what it does changed, so its record
+    /// starts over before it may act again).
+    pub async fn edit_rule(
+        &self,
+        id: i64,
+        definition: &RuleDefinition,
+        actor: &str,
+    ) -> Result<Rule> {
+        definition
+            .check()
+            .map_err(|why| Error::refused(format!("edit rule {id}"), why))?;
+        let current = self.rule(id).await?;
+        let json = encode(definition)?;
+        let now = format_time(Utc::now());
+        let version = current.version + 1;
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "UPDATE rules SET version = ?, definition = ?, mode = 'shadow', updated_at = ?
+             WHERE id = ?",
+        )
+        .bind(version)
+        .bind(&json)
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        write_version(&mut tx, id, version, &json, &now).await?;
+        audit_rule(&mut tx, actor, "rule edited", id, version, &json).await?;
+        tx.commit().await?;
+        self.rule(id).await
+    }
+
+    /// Arm or disarm a rule.
+    pub async fn set_rule_mode(&self, id: i64, mode: RuleMode, actor: &str) -> Result<Rule> {
+        let rule = self.rule(id).await?;
+        let mut tx = self.write_tx().await?;
+        sqlx::query("UPDATE rules SET mode = ?, updated_at = ? WHERE id = ?")
+            .bind(mode)
+            .bind(format_time(Utc::now()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let action = match mode {
+            RuleMode::Armed => "rule armed",
+            RuleMode::Shadow => "rule disarmed",
+        };
+        audit_rule(
+            &mut tx,
+            actor,
+            action,
+            id,
+            rule.version,
+            &rule.definition.name,
+        )
+        .await?;
+        tx.commit().await?;
+        self.rule(id).await
+    }
+
+    /// Remove a rule. It is kept out of sight, so the record can still name it.
+    pub async fn remove_rule(&self, id: i64, actor: &str) -> Result<()> {
+        let rule = self.rule(id).await?;
+        let mut tx = self.write_tx().await?;
+        sqlx::query("UPDATE rules SET removed_at = ? WHERE id = ?")
+            .bind(format_time(Utc::now()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        audit_rule(
+            &mut tx,
+            actor,
+            "rule removed",
+            id,
+            rule.version,
+            &rule.definition.name,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The rules in order (removed ones left out).
+    pub async fn rules(&self) -> Result<Vec<Rule>> {
+        let rows =
+            sqlx::query("SELECT * FROM rules WHERE removed_at IS NULL ORDER BY position, id")
+                .fetch_all(self.pool())
+                .await?;
+        rows.iter().map(rule_from_row).collect()
+    }
+
+    /// One rule (a removed one too: the record names it).
+    pub async fn rule(&self, id: i64) -> Result<Rule> {
+        let row = sqlx::query("SELECT * FROM rules WHERE id = ?")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .found("rule", id)?;
+        rule_from_row(&row)
+    }
+
+    /// Record what `new.rule` made of a version; a second look at the same version (after a
+    /// guard that passes with time) updates the row.
+    pub async fn record_evaluation(&self, new: &NewEvaluation<'_>) -> Result<RuleEvaluation> {
+        Ok(sqlx::query_as(
+            "INSERT INTO rule_evaluations (rule_id, rule_version, item_id, version, digest,
+                 verdict, armed, held, retry_at, decision_id, evaluated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (rule_id, rule_version, item_id, version) DO UPDATE SET
+                 armed = excluded.armed, held = excluded.held, retry_at = excluded.retry_at,
+                 decision_id = COALESCE(excluded.decision_id, decision_id),
+                 evaluated_at = excluded.evaluated_at
+             RETURNING *",
+        )
+        .bind(new.rule.id)
+        .bind(new.rule.version)
+        .bind(new.item_id)
+        .bind(new.version)
+        .bind(new.digest)
+        .bind(new.verdict)
+        .bind(new.rule.mode == RuleMode::Armed)
+        .bind(&new.held)
+        .bind(new.retry_at.map(format_time))
+        .bind(new.decision_id)
+        .bind(format_time(Utc::now()))
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// Every evaluation of `item_id`, oldest first.
+    pub async fn evaluations_for_item(&self, item_id: i64) -> Result<Vec<RuleEvaluation>> {
+        self.rows_of_item("rule_evaluations", item_id).await
+    }
+
+    /// Every evaluation by `rule_id` (any version), oldest first.
+    pub async fn evaluations_of_rule(&self, rule_id: i64) -> Result<Vec<RuleEvaluation>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM rule_evaluations WHERE rule_id = ? ORDER BY id")
+                .bind(rule_id)
+                .fetch_all(self.pool())
+                .await?,
+        )
+    }
+
+    /// The drafts the rules have to look at: waiting for the owner, no decision on its way,
+    /// and a current version that some rule (at its current version) has not judged yet, or
+    /// one an armed rule held for a reason that passes with time, now passed.
+    pub async fn items_for_rules(&self, now: DateTime<Utc>) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT i.id FROM review_items i
+             WHERE i.state IN ('pending', 'awaiting_check')
+               AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.item_id = i.id
+                               AND d.state IN ('queued', 'dispatching', 'uncertain'))
+               AND (EXISTS (SELECT 1 FROM rules r WHERE r.removed_at IS NULL
+                            AND NOT EXISTS (SELECT 1 FROM rule_evaluations e
+                                WHERE e.rule_id = r.id AND e.rule_version = r.version
+                                  AND e.item_id = i.id AND e.version = i.version))
+                    OR EXISTS (SELECT 1 FROM rule_evaluations e JOIN rules r ON r.id = e.rule_id
+                            WHERE r.removed_at IS NULL AND r.mode = 'armed'
+                              AND e.rule_version = r.version AND e.item_id = i.id
+                              AND e.version = i.version AND e.retry_at IS NOT NULL
+                              AND e.retry_at <= ?))
+             ORDER BY i.id",
+        )
+        .bind(format_time(now))
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// Look again now at every draft held for a reason that passes with time.
+    pub async fn retry_held_now(&self) -> Result<()> {
+        sqlx::query("UPDATE rule_evaluations SET retry_at = ? WHERE retry_at IS NOT NULL")
+            .bind(format_time(Utc::now()))
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Let the rules look again at `item_id`, whose rule decision Hold everything took back.
+    pub async fn retry_rule_decision(&self, item_id: i64) -> Result<()> {
+        sqlx::query(
+            "UPDATE rule_evaluations SET retry_at = ?, decision_id = NULL
+             WHERE item_id = ? AND decision_id IS NOT NULL",
+        )
+        .bind(format_time(Utc::now()))
+        .bind(item_id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// How many decisions `rule_id` (any version) made since `since`, undone ones left out.
+    pub async fn rule_decisions_since(&self, rule_id: i64, since: DateTime<Utc>) -> Result<u32> {
+        Ok(sqlx::query_scalar(
+            "SELECT COUNT(*) FROM decisions
+             WHERE decided_by LIKE ? AND created_at >= ? AND state != 'cancelled'",
+        )
+        .bind(format!("rule:{rule_id}@%"))
+        .bind(format_time(since))
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// The live decisions some rule made (queued, not yet claimed): what Hold everything takes
+    /// back.
+    pub async fn queued_rule_decisions(&self) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT item_id FROM decisions WHERE state = 'queued' AND decided_by LIKE 'rule:%'",
+        )
+        .fetch_all(self.pool())
+        .await?)
+    }
+}
+
+fn encode(definition: &RuleDefinition) -> Result<String> {
+    serde_json::to_string(definition).map_err(|e| Error::Encode {
+        what: "the rule",
+        detail: e.to_string(),
+    })
+}
+
+async fn write_version(
+    tx: &mut sqlx::SqliteConnection,
+    id: i64,
+    version: u32,
+    json: &str,
+    now: &str,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO rule_versions (rule_id, version, definition, created_at) VALUES (?, ?, ?, ?)",
+    )
+    .bind(id)
+    .bind(version)
+    .bind(json)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+async fn audit_rule(
+    tx: &mut sqlx::SqliteConnection,
+    actor: &str,
+    action: &str,
+    id: i64,
+    version: u32,
+    detail: &str,
+) -> Result<()> {
+    append_audit_in(
+        tx,
+        &NewAuditEntry {
+            actor: actor.to_string(),
+            action: action.to_string(),
+            version: Some(format!("rule:{id}@{version}")),
+            detail: Some(detail.to_string()),
+            ..NewAuditEntry::default()
+        },
+    )
+    .await?;
+    Ok(())
+}

@@ -214,7 +214,9 @@ WITH record AS (
                   CASE WHEN i.state = 'send_failed' THEN i.state_reason END) AS reason,
          i.account_id, a.address AS account, i.source, i.subject, i.recipients, i.from_addr,
          i.plugin, i.route_id, i.state AS final_state, v.first_seen_at,
-         COALESCE((SELECT l.actor FROM audit_log l
+         -- Who decided: the decision names it since rules came; older ones, their audit row.
+         COALESCE(d.decided_by,
+                  (SELECT l.actor FROM audit_log l
                     WHERE l.item_id = d.item_id AND l.decision_id = d.id AND l.action = d.kind
                     ORDER BY l.id LIMIT 1), '') AS actor,
          EXISTS (SELECT 1 FROM audit_log e

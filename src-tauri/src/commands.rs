@@ -12,6 +12,7 @@
 
 use base64::Engine;
 use countersign_core::decide::{BulkOutcome, Confirmation, Listed, Shown, PRESET_REJECT_REASONS};
+use countersign_core::history::{self, AgentFigures, HistoryEntry, HistoryFilter, LeftMessage};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
 use countersign_core::rules::record::{self, RecordLine};
@@ -416,6 +417,31 @@ pub async fn open_in_gmail(state: State<'_, AppState>, id: i64) -> Result<(), Ui
 #[tauri::command]
 pub async fn raw_source(state: State<'_, AppState>, id: i64) -> Result<String, UiError> {
     Ok(review::raw_source(state.store()?, id).await?)
+}
+
+/// A page of the record: decisions carried out or refused, newest first, narrowed by `filter`.
+#[tauri::command]
+pub async fn history_page(
+    state: State<'_, AppState>,
+    filter: HistoryFilter,
+) -> Result<Vec<HistoryEntry>, UiError> {
+    Ok(state.store()?.history(&filter).await?)
+}
+
+/// Per agent figures over the whole record.
+#[tauri::command]
+pub async fn agent_figures(state: State<'_, AppState>) -> Result<Vec<AgentFigures>, UiError> {
+    Ok(state.store()?.agent_figures().await?)
+}
+
+/// One decision of the record opened: the exact bytes it bound to (that left, for a send),
+/// rendered and as source.
+#[tauri::command]
+pub async fn left_message(
+    state: State<'_, AppState>,
+    decision_id: i64,
+) -> Result<LeftMessage, UiError> {
+    Ok(history::left_message(state.store()?, decision_id).await?)
 }
 
 /// One attachment's metadata and safe preview (with its bytes only for a PDF).

@@ -18,6 +18,7 @@ mod keyring;
 mod muster;
 mod offline;
 mod queue;
+mod record;
 mod review;
 mod rules;
 mod safety;

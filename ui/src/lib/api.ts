@@ -6,13 +6,17 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type {
   Account,
   AccountStatus,
+  AgentFigures,
   AppStatus,
   AttachmentView,
   BulkOutcome,
   Decision,
+  HistoryEntry,
+  HistoryFilter,
   ItemState,
   ItemsChanged,
   ItemSummary,
+  LeftMessage,
   Listed,
   OpenItem,
   PageStart,
@@ -121,6 +125,14 @@ export const approveAllDisplayed = (ids: number[]) =>
 
 export const rejectReasons = () => call<string[]>("reject_reasons");
 export const rawSource = (id: number) => call<string>("raw_source", { id });
+/** A page of the record: decisions carried out or refused, newest first. */
+export const historyPage = (filter: HistoryFilter) =>
+  call<HistoryEntry[]>("history_page", { filter });
+/** Per agent figures: approved, edited, rejected, by rule, median time to decision. */
+export const agentFigures = () => call<AgentFigures[]>("agent_figures");
+/** One decision of the record: the exact bytes it bound to (that left, for a send). */
+export const leftMessage = (decisionId: number) =>
+  call<LeftMessage>("left_message", { decisionId });
 /** Opens the Gmail draft in the system browser. */
 export const openInGmail = (id: number) => call<void>("open_in_gmail", { id });
 export const attachmentPreview = (id: number, index: number) =>

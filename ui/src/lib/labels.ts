@@ -1,5 +1,13 @@
 // Words the owner reads for machine values, so every component says the same thing.
-import type { Address, BulkOutcome, ItemSummary, ItemState, LiveDecision, Source } from "./types";
+import type {
+  Address,
+  BulkOutcome,
+  HistoryKind,
+  ItemSummary,
+  ItemState,
+  LiveDecision,
+  Source,
+} from "./types";
 
 const STATE_LABELS: Record<ItemState, string> = {
   pending: "Pending",
@@ -17,6 +25,31 @@ const SOURCE_LABELS: Record<Source, string> = {
   gmail: "Gmail",
   muster: "muster",
 };
+
+const KIND_LABELS: Record<HistoryKind, string> = {
+  sent: "Sent",
+  rejected: "Rejected",
+  by_rule: "By rule",
+  edited: "Edited",
+  failed: "Failed",
+};
+
+/** Every kind of decision in the record, in the order the filter offers them. */
+export const HISTORY_KINDS: HistoryKind[] = ["sent", "rejected", "by_rule", "edited", "failed"];
+
+/** The owner-facing name of a kind of decision in the record. */
+export function kindLabel(kind: HistoryKind): string {
+  return KIND_LABELS[kind] ?? kind;
+}
+
+/** A duration people read: "45 s", "3 min 20 s", "2 h 5 min"; "—" for none. */
+export function durationLabel(seconds: number | null): string {
+  if (seconds === null) return "—";
+  const whole = Math.round(seconds);
+  if (whole < 60) return `${whole} s`;
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+  return `${Math.floor(whole / 3600)} h ${Math.floor((whole % 3600) / 60)} min`;
+}
 
 /** The owner-facing name of a state. */
 export function stateLabel(state: ItemState): string {

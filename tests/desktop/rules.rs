@@ -438,3 +438,47 @@ async fn a_draft_a_rule_sent_is_notified_with_the_rules_name_and_the_notificatio
     app.quit().await.unwrap();
     assert_eq!(fixture.gmail.send_requests(&draft), 1, "sent once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_a_guard_held_from_an_armed_rule_says_why_above_the_mail() {
+    let Some(prerequisites) =
+        skip_or_fail("a_draft_a_guard_held_from_an_armed_rule_says_why_above_the_mail")
+    else {
+        return;
+    };
+    let (fixture, _rule, _earlier) = armed_rule(RULE_UNDO_SECS).await;
+    let account = fixture.store.list_accounts().await.unwrap().remove(0);
+    // A short reply the rule matches, but with a Bcc: a guard no rule can lift.
+    let raw = String::from_utf8(threaded(3, "Yes, Tuesday works."))
+        .unwrap()
+        .replacen(
+            "To: Ana <ana@example.com>\r\n",
+            "To: Ana <ana@example.com>\r\nBcc: eve@example.com\r\n",
+            1,
+        );
+    let draft = fixture.gmail.file_draft(raw.as_bytes(), None);
+    fixture.sync(&account).await.unwrap();
+    let item = fixture.item(&draft.id).await.unwrap();
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    open_item(session, item.id).await.or_log(&app);
+    session
+        .wait_for_text(
+            "[data-testid=rule-hold]",
+            &format!("held: rule {RULE} would approve, but"),
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    let why = session
+        .find("[data-testid=rule-hold]")
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(why.contains("Bcc"), "names the guard: {why}");
+    app.quit().await.unwrap();
+    assert!(decisions_on(&fixture, item.id).await.is_empty());
+    assert_eq!(fixture.gmail.send_requests(&draft.id), 0);
+}

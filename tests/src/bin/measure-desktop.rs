@@ -307,19 +307,50 @@ async fn measure_app(
         },
     )
     .await?;
+    // Every step says what it was doing, with the app's log: a measurement that fails must
+    // say what failed (a bare WebDriver error once left only "cannot measure the full mirror").
+    let measured = measure_started(&app, setup, &dir, screen).await;
+    let quit = app
+        .quit()
+        .await
+        .context("cannot quit the app after measuring it");
+    let sample = measured?;
+    quit?;
+    Ok(sample)
+}
+
+/// The paint, the memory and (with `screen`) the screen's settling of the app just launched.
+async fn measure_started(
+    app: &DesktopApp,
+    setup: Setup,
+    dir: &Path,
+    screen: Option<ScreenWatch>,
+) -> Result<Sample> {
+    let with_log = |step: &str| format!("{step}\n{}", app.log_tail());
     let session = app.session();
     let deadline = Instant::now() + Duration::from_secs(120);
     // Polled tightly: the figure is only as precise as this interval.
-    while session.find_all(setup.painted_when()).await?.is_empty() {
+    while session
+        .find_all(setup.painted_when())
+        .await
+        .with_context(|| with_log("cannot look for the painted queue"))?
+        .is_empty()
+    {
         if Instant::now() > deadline {
             bail!("nothing painted within 120 s\n{}", app.log_tail());
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    session.wait_for_paint().await?;
+    session
+        .wait_for_paint()
+        .await
+        .with_context(|| with_log("cannot wait for the paint"))?;
     let painted = uptime_s()?;
-    let pid = find_app_pid(&dir.display().to_string()).context("cannot find the app process")?;
-    let start_ms = (painted - process_start_s(pid)?) * 1000.0;
+    let pid = find_app_pid(&dir.display().to_string())
+        .with_context(|| with_log("cannot find the app process"))?;
+    let start_ms = (painted
+        - process_start_s(pid).with_context(|| with_log("cannot read the app's start time"))?)
+        * 1000.0;
     tokio::time::sleep(SETTLE).await;
     let mut sample = memory_of_tree(pid, start_ms);
     if let Some(screen) = screen {
@@ -330,14 +361,16 @@ async fn measure_app(
             if let Some(at) = screen.settled_at() {
                 break at;
             }
+            if let Some(failure) = screen.failure() {
+                bail!(with_log(&format!("cannot watch the screen: {failure}")));
+            }
             if Instant::now() > deadline {
-                bail!("the screen never settled within 60 s");
+                bail!(with_log("the screen never settled within 60 s"));
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         };
         sample.screen_ms = Some((settled - process_start_s(pid)?) * 1000.0);
     }
-    app.quit().await?;
     Ok(sample)
 }
 
@@ -347,6 +380,8 @@ async fn measure_app(
 struct ScreenWatch {
     changes: Arc<Mutex<Vec<(f64, bool)>>>,
     stop: Arc<AtomicBool>,
+    /// Why the watching thread stopped early, if it did.
+    failed: Arc<Mutex<Option<String>>>,
 }
 
 /// Changes smaller than this share of the screen do not count: an overlay scrollbar fading
@@ -362,12 +397,18 @@ impl ScreenWatch {
         let mut reference = screen()?;
         let changes = Arc::new(Mutex::new(vec![(uptime_s()?, false)]));
         let stop = Arc::new(AtomicBool::new(false));
-        let (seen, stopping) = (changes.clone(), stop.clone());
+        let failed = Arc::new(Mutex::new(None));
+        let (seen, stopping, failing) = (changes.clone(), stop.clone(), failed.clone());
         std::thread::spawn(move || {
             while !stopping.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50));
-                let (Ok(at), Ok(frame)) = (uptime_s(), screen()) else {
-                    break;
+                let frame = uptime_s().and_then(|at| Ok((at, screen()?)));
+                let (at, frame) = match frame {
+                    Ok(read) => read,
+                    Err(e) => {
+                        *failing.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("{e:#}"));
+                        break;
+                    }
                 };
                 let significant = changed_share(&reference, &frame) >= SIGNIFICANT;
                 if significant {
@@ -378,7 +419,19 @@ impl ScreenWatch {
                     .push((at, significant));
             }
         });
-        Ok(ScreenWatch { changes, stop })
+        Ok(ScreenWatch {
+            changes,
+            stop,
+            failed,
+        })
+    }
+
+    /// Why the watch stopped reading the screen, if it did.
+    fn failure(&self) -> Option<String> {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// When the screen last changed significantly, once it has then stayed without such a
@@ -404,7 +457,11 @@ fn screen() -> Result<Vec<u8>> {
         .output()
         .context("cannot run xwd (Debian: x11-apps)")?;
     if !output.status.success() {
-        bail!("xwd failed");
+        bail!(
+            "xwd failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
     }
     Ok(output.stdout)
 }

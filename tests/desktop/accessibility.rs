@@ -33,9 +33,9 @@ fn axe_source() -> String {
     })
 }
 
-/// Runs axe on the whole document as it is now and returns one line per critical or serious
-/// violation (rule, impact, what to fix, the first few elements), each prefixed with `view`.
-async fn serious_violations(session: &Session, view: &str) -> Vec<String> {
+/// Runs axe on the whole document as it is now and returns each critical or serious violation
+/// (rule, impact, what to fix, the first few elements), with `view` it was found on.
+async fn serious_violations(session: &Session, view: &str) -> Vec<(String, String)> {
     // Injected as the script itself (the page's CSP allows no eval); once per page, which
     // lives as long as the app (the UI never navigates).
     let present = session
@@ -71,13 +71,13 @@ async fn serious_violations(session: &Session, view: &str) -> Vec<String> {
         .as_array()
         .expect("axe's violations are a list")
         .iter()
-        .map(|v| describe(view, v))
+        .map(|v| (view.to_owned(), describe(v)))
         .collect()
 }
 
-fn describe(view: &str, v: &Value) -> String {
+fn describe(v: &Value) -> String {
     let mut line = format!(
-        "{view}: {} ({}) — {} — {} element(s): {}",
+        "{} ({}) — {} — {} element(s): {}",
         v["id"].as_str().unwrap_or("?"),
         v["impact"].as_str().unwrap_or("?"),
         v["help"].as_str().unwrap_or(""),
@@ -98,13 +98,24 @@ fn describe(view: &str, v: &Value) -> String {
     line
 }
 
-/// Fails listing every violation found.
-fn assert_none(violations: &[String]) {
+/// Fails listing every violation found, each once with every view it was found on.
+fn assert_none(violations: &[(String, String)]) {
+    let mut grouped: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (view, violation) in violations {
+        match grouped.iter_mut().find(|(v, _)| v == violation) {
+            Some((_, views)) => views.push(view),
+            None => grouped.push((violation, vec![view])),
+        }
+    }
+    let report: Vec<String> = grouped
+        .iter()
+        .map(|(violation, views)| format!("- {violation}\n  on: {}", views.join("; ")))
+        .collect();
     assert!(
         violations.is_empty(),
         "{} critical or serious accessibility violation(s):\n{}",
-        violations.len(),
-        violations.join("\n")
+        grouped.len(),
+        report.join("\n")
     );
 }
 
@@ -114,7 +125,7 @@ async fn check_overlay(
     key: &str,
     testid: &str,
     view: &str,
-    found: &mut Vec<String>,
+    found: &mut Vec<(String, String)>,
 ) {
     let session = app.session();
     session.press_keys(key).await.unwrap();
@@ -180,6 +191,30 @@ async fn the_welcome_its_shortcuts_and_settings_have_no_serious_accessibility_vi
     found.extend(serious_violations(session, "settings without accounts").await);
     app.quit().await.unwrap();
     assert_none(&found);
+}
+
+/// The queue, as the accessibility tree (not the markup) has it: a listbox with a name, and
+/// each row an option named by its subject and recipients — what a screen reader announces
+/// when j/k move through it.
+async fn assert_queue_is_a_named_listbox(app: &DesktopApp) {
+    let session = app.session();
+    let list = session.find("[role=listbox]").await.or_log(app);
+    assert_eq!(list.computed_role().await.or_log(app), "listbox");
+    assert_eq!(list.computed_label().await.or_log(app), "Review queue");
+    let rows = session.find_all("[role=listbox] > *").await.or_log(app);
+    assert!(!rows.is_empty(), "the listbox has no rows");
+    for row in rows {
+        let role = row.computed_role().await.or_log(app);
+        let name = row.computed_label().await.or_log(app);
+        assert_eq!(
+            role, "option",
+            "a row of the queue is a {role:?} ({name:?})"
+        );
+        assert!(
+            name.contains("To ") && name.len() > "To ".len() + 2,
+            "a row's accessible name does not say what it is: {name:?}"
+        );
+    }
 }
 
 /// A muster reply the plugin has not checked yet.
@@ -275,6 +310,7 @@ async fn the_queue_each_draft_state_every_dialog_and_settings_have_no_serious_ac
 
     // The queue and a pending draft, then its dialogs.
     open_item(session, pending).await.or_log(&app);
+    assert_queue_is_a_named_listbox(&app).await;
     found.extend(serious_violations(session, "the queue with a pending draft").await);
     check_overlay(&app, "r", "reject-dialog", "the Reject dialog", &mut found).await;
     check_overlay(&app, "e", "edit-dialog", "the Edit dialog", &mut found).await;
@@ -328,7 +364,7 @@ async fn the_queue_each_draft_state_every_dialog_and_settings_have_no_serious_ac
     ] {
         open_item(session, id).await.or_log(&app);
         wait_detail_state(session, state).await.or_log(&app);
-        found.extend(serious_violations(session, &format!("a {state} draft")).await);
+        found.extend(serious_violations(session, &format!("a draft in state {state}")).await);
     }
 
     // Queued in its undo window, then undone.
@@ -375,7 +411,8 @@ async fn tab_alone_reaches_the_queue_the_decisions_and_settings_each_with_a_visi
     let (_fixture, app, _id) = one_draft_on_screen(&prerequisites, &raw).await;
     let session = app.session();
     wait_approve(session, true).await.or_log(&app);
-    // From the top of the page, as after a click on nothing.
+    // From the top of the page, as after a click on nothing, in the window in front.
+    session.focus_window().await.or_log(&app);
     session
         .execute("document.activeElement?.blur();", vec![])
         .await
@@ -386,24 +423,7 @@ async fn tab_alone_reaches_the_queue_the_decisions_and_settings_each_with_a_visi
     let mut stops: Vec<Value> = Vec::new();
     for _ in 0..80 {
         session.press_keys(TAB).await.unwrap();
-        let stop = session
-            .execute(
-                "const e = document.activeElement;
-                 if (!e || e === document.body) return null;
-                 const s = getComputedStyle(e);
-                 const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0;
-                 return {
-                   name: e.dataset.action ? `action=${e.dataset.action}`
-                     : e.getAttribute('role') ? `role=${e.getAttribute('role')}`
-                     : `${e.tagName.toLowerCase()} ${e.getAttribute('aria-label') ?? e.textContent.trim().slice(0, 30)}`,
-                   keyboard: e.matches(':focus-visible'),
-                   visible: outline || s.boxShadow !== 'none',
-                   style: `outline ${s.outlineStyle} ${s.outlineWidth} ${s.outlineColor}; shadow ${s.boxShadow}`,
-                 };",
-                vec![],
-            )
-            .await
-            .unwrap();
+        let stop = focus_stop(&app).await;
         // Round once: the first stop again ends the tour.
         if !stops.is_empty() && stop == stops[0] {
             break;
@@ -445,6 +465,41 @@ async fn tab_alone_reaches_the_queue_the_decisions_and_settings_each_with_a_visi
         .await
         .or_log(&app);
     app.quit().await.unwrap();
+}
+
+/// The focused element (named by its `data-action`, role, or tag and label) and whether it
+/// shows it has the focus, read while the window has the keyboard focus: a window in the
+/// background (another test's app opened after this one) matches no `:focus`, so it is
+/// brought back first.
+async fn focus_stop(app: &DesktopApp) -> Value {
+    let session = app.session();
+    for _ in 0..10 {
+        let stop = session
+            .execute(
+                "const e = document.activeElement;
+                 if (!document.hasFocus()) return 'background';
+                 if (!e || e === document.body) return null;
+                 const s = getComputedStyle(e);
+                 const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0;
+                 return {
+                   name: e.dataset.action ? `action=${e.dataset.action}`
+                     : e.getAttribute('role') ? `role=${e.getAttribute('role')}`
+                     : `${e.tagName.toLowerCase()} ${e.getAttribute('aria-label') ?? ''}`,
+                   keyboard: e.matches(':focus-visible'),
+                   visible: outline || s.boxShadow !== 'none',
+                   style: `outline ${s.outlineStyle} ${s.outlineWidth} ${s.outlineColor}; \
+                           shadow ${s.boxShadow}`,
+                 };",
+                vec![],
+            )
+            .await
+            .or_log(app);
+        if stop != json!("background") {
+            return stop;
+        }
+        session.focus_window().await.or_log(app);
+    }
+    panic!("the window never kept the focus\n{}", app.log_tail());
 }
 
 /// The `data-action` of the focused element.

@@ -455,6 +455,26 @@ async fn tab_alone_reaches_the_queue_the_decisions_and_settings_each_with_a_visi
         "focused by Tab without a visible focus indicator: {unseen:#?}"
     );
 
+    // A dialog keeps the keyboard: Tab goes round inside it, never to the window behind.
+    session.press_keys("r").await.unwrap();
+    session
+        .wait_for("[data-testid=reject-dialog]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    for _ in 0..12 {
+        session.press_keys(TAB).await.unwrap();
+        let inside = session
+            .execute(
+                "const e = document.activeElement;
+                 return e?.closest('[role=dialog]') ? null : (e?.outerHTML ?? 'nothing').slice(0, 120);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(inside, Value::Null, "Tab left the open dialog for {inside}");
+    }
+    close_overlay(&app, "reject-dialog").await;
+
     // And Settings opens from the keyboard.
     while focused_action(session).await.as_deref() != Some("settings") {
         session.press_keys(TAB).await.unwrap();

@@ -177,6 +177,34 @@ async fn the_welcome_its_shortcuts_and_settings_have_no_serious_accessibility_vi
     let mut found = serious_violations(session, "the welcome").await;
     check_overlay(&app, "?", "shortcuts", "the shortcuts overlay", &mut found).await;
 
+    // A failed connection: the error beside the form (nothing listens on the discard port).
+    session
+        .find("[data-testid=welcome-muster-url]")
+        .await
+        .unwrap()
+        .send_keys("http://127.0.0.1:9")
+        .await
+        .unwrap();
+    session
+        .find("[data-testid=welcome-muster-password]")
+        .await
+        .unwrap()
+        .send_keys("secret")
+        .await
+        .unwrap();
+    session
+        .find("[data-action=welcome-muster]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for("[data-testid=welcome-error]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    found.extend(serious_violations(session, "the welcome with a failed connection").await);
+
     session
         .find("[data-action=settings]")
         .await
@@ -206,15 +234,36 @@ async fn assert_queue_is_a_named_listbox(app: &DesktopApp) {
     for row in rows {
         let role = row.computed_role().await.or_log(app);
         let name = row.computed_label().await.or_log(app);
+        let subject = row_subject(session, &row).await;
         assert_eq!(
             role, "option",
             "a row of the queue is a {role:?} ({name:?})"
         );
         assert!(
-            name.contains("To ") && name.len() > "To ".len() + 2,
-            "a row's accessible name does not say what it is: {name:?}"
+            !subject.is_empty() && name.starts_with(&subject) && name.contains(" To "),
+            "a row's accessible name does not say what it is: {name:?} (subject {subject:?})"
         );
     }
+}
+
+/// The subject a queue row shows.
+async fn row_subject(session: &Session, row: &countersign_e2e::webdriver::Element) -> String {
+    let id = row
+        .attribute("data-id")
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    session
+        .execute(
+            "return document.querySelector(`[role=option][data-id=\"${arguments[0]}\"] .subject`)
+               ?.textContent.trim() ?? '';",
+            vec![json!(id)],
+        )
+        .await
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// A muster reply the plugin has not checked yet.

@@ -12,13 +12,16 @@
 
 use base64::Engine;
 use countersign_core::decide::{BulkOutcome, Confirmation, Listed, Shown, PRESET_REJECT_REASONS};
+use countersign_core::history::{self, AgentFigures, HistoryEntry, HistoryFilter, LeftMessage};
 use countersign_core::render::{AttachmentMeta, AttachmentPreview};
 use countersign_core::review::{self, ReviewDetail};
+use countersign_core::rules::record::{self, RecordLine};
+use countersign_core::rules::RuleDefinition;
 use countersign_core::selection::{self, SelectionSummary};
-use countersign_core::store::ShownPart;
 use countersign_core::store::{
     Account, Decision, DecisionFilter, PageStart, QueuePage, Settings, StateCounts, SyncCursor,
 };
+use countersign_core::store::{Rule, RuleMode, ShownPart};
 use countersign_core::{ItemFilter, ItemState, ItemSummary, Source};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
@@ -112,6 +115,8 @@ pub struct AppStatus {
     pub queued: u64,
     /// Whether sending is paused.
     pub paused: bool,
+    /// Whether "Hold everything" is on: no rule decides.
+    pub hold_everything: bool,
     /// Whether this app dispatches decisions (false when another process does).
     pub dispatching: bool,
     /// Demo mode (the UI shows a "Demo" badge).
@@ -414,6 +419,31 @@ pub async fn raw_source(state: State<'_, AppState>, id: i64) -> Result<String, U
     Ok(review::raw_source(state.store()?, id).await?)
 }
 
+/// A page of the record: decisions carried out or refused, newest first, narrowed by `filter`.
+#[tauri::command]
+pub async fn history_page(
+    state: State<'_, AppState>,
+    filter: HistoryFilter,
+) -> Result<Vec<HistoryEntry>, UiError> {
+    Ok(state.store()?.history(&filter).await?)
+}
+
+/// Per agent figures over the whole record.
+#[tauri::command]
+pub async fn agent_figures(state: State<'_, AppState>) -> Result<Vec<AgentFigures>, UiError> {
+    Ok(state.store()?.agent_figures().await?)
+}
+
+/// One decision of the record opened: the exact bytes it bound to (that left, for a send),
+/// rendered and as source.
+#[tauri::command]
+pub async fn left_message(
+    state: State<'_, AppState>,
+    decision_id: i64,
+) -> Result<LeftMessage, UiError> {
+    Ok(history::left_message(state.store()?, decision_id).await?)
+}
+
 /// One attachment's metadata and safe preview (with its bytes only for a PDF).
 #[tauri::command]
 pub async fn attachment_preview(
@@ -540,15 +570,98 @@ pub async fn set_paused(
 #[tauri::command]
 pub async fn status(state: State<'_, AppState>) -> Result<AppStatus, UiError> {
     let store = state.store()?;
+    let settings = store.settings().await?;
     Ok(AppStatus {
         accounts: account_statuses(store).await?,
         awaiting_review: store.count_awaiting_review().await?,
         queued: store.list_decisions(DecisionFilter::Live).await?.len() as u64,
-        paused: store.settings().await?.paused,
+        paused: settings.paused,
+        hold_everything: settings.hold_everything,
         dispatching: state.app().is_ok_and(|app| app.is_dispatcher()),
         demo: state.is_demo(),
         state_order: ItemState::ALL.to_vec(),
     })
+}
+
+/// A rule as Settings → Rules shows it: the rule, its record against the owner's own
+/// decisions in one sentence, and the drafts where the owner did otherwise.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct RuleView {
+    /// The rule (its current version).
+    pub rule: Rule,
+    /// "would have approved 4; you approved 2, edited 0, rejected 1" (core's
+    /// `RuleRecord::summary`).
+    pub summary: String,
+    /// The drafts where the owner did otherwise than the rule would have.
+    pub disagreements: Vec<RecordLine>,
+}
+
+/// The rules in order, each with its record.
+#[tauri::command]
+pub async fn list_rules(state: State<'_, AppState>) -> Result<Vec<RuleView>, UiError> {
+    let store = state.store()?;
+    let mut views = Vec::new();
+    for rule in store.rules().await? {
+        let recorded = record::recorded(store, rule.id).await?;
+        views.push(RuleView {
+            summary: recorded.summary(),
+            disagreements: recorded.disagreements().into_iter().cloned().collect(),
+            rule,
+        });
+    }
+    Ok(views)
+}
+
+/// Add a rule at the end of the order, in shadow; a definition that cannot work (no name, a
+/// bad subject pattern, a reject without a reason) is refused with core's sentence.
+#[tauri::command]
+pub async fn add_rule(
+    state: State<'_, AppState>,
+    definition: RuleDefinition,
+) -> Result<Rule, UiError> {
+    Ok(state.store()?.add_rule(&definition, ACTOR).await?)
+}
+
+/// Arm a rule (it decides from now on) or put it back in shadow. The UI asks first, showing
+/// the rule's record.
+#[tauri::command]
+pub async fn set_rule_mode(
+    state: State<'_, AppState>,
+    id: i64,
+    mode: RuleMode,
+) -> Result<Rule, UiError> {
+    Ok(state.store()?.set_rule_mode(id, mode, ACTOR).await?)
+}
+
+/// Remove a rule (the record still names it).
+#[tauri::command]
+pub async fn remove_rule(state: State<'_, AppState>, id: i64) -> Result<(), UiError> {
+    Ok(state.store()?.remove_rule(id, ACTOR).await?)
+}
+
+/// Turn "Hold everything" on (no rule decides, and rule decisions still in their undo window
+/// are taken back) or off; returns the items whose rule decision was taken back.
+#[tauri::command]
+pub async fn set_hold_everything(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    on: bool,
+) -> Result<Vec<i64>, UiError> {
+    let undone = hold_everything(state.store()?, on).await?;
+    // The taken-back rows and the status bar changed: the window reads everything again.
+    crate::events::emit(&app, crate::events::ITEMS_CHANGED, ());
+    tray::refresh_later(&app);
+    Ok(undone)
+}
+
+/// [`set_hold_everything`] without the window: the tray's switch calls it too.
+pub async fn hold_everything(
+    store: &countersign_core::Store,
+    on: bool,
+) -> Result<Vec<i64>, UiError> {
+    Ok(countersign_core::rules::pass::set_hold_everything(store, on, ACTOR).await?)
 }
 
 async fn account_statuses(store: &countersign_core::Store) -> Result<Vec<AccountStatus>, UiError> {

@@ -1,6 +1,7 @@
 //! Core's [`AppEvent`]s, pushed to the main window under the contract's event names
-//! (`docs/desktop-api.md`), so the UI reloads on change instead of polling. A refusal also
-//! becomes a desktop notification, and every event refreshes the tray.
+//! (`docs/desktop-api.md`), so the UI reloads on change instead of polling. A refusal, new
+//! drafts and drafts a rule sent also become desktop notifications, and every event refreshes
+//! the tray.
 
 use std::sync::Arc;
 
@@ -82,6 +83,10 @@ pub fn forwarder(app: AppHandle) -> OnEvent {
             AppEvent::NewDrafts { count } => {
                 tracing::info!(count, "notifying new drafts");
                 notify::new_drafts(&app, *count);
+            }
+            AppEvent::SentByRule { sent } => {
+                tracing::info!(count = sent.len(), "notifying drafts sent by rules");
+                notify::sent_by_rule(&app, sent);
             }
             AppEvent::Refusal { refusal, item } => {
                 tracing::info!(

@@ -1,4 +1,5 @@
-//! Desktop notifications for refusals, over D-Bus `org.freedesktop.Notifications` on Linux.
+//! Desktop notifications for refusals, new drafts and drafts a rule sent, over D-Bus
+//! `org.freedesktop.Notifications` on Linux.
 //!
 //! `notify-rust` is used directly (it is what the notification plugin uses underneath) so a
 //! thread can wait for the notification's "default" action: clicking it shows the window and
@@ -6,18 +7,55 @@
 //! view, not when notifications are off); this only shows it. Nothing secret is ever in a
 //! refusal, and only the subject and the reason are shown.
 
+use countersign_core::app::RuleSend;
 use countersign_core::store::Refusal;
 use countersign_core::ItemSummary;
 use tauri::AppHandle;
 
-/// The title and body of the notification for `refusal` of `item`.
-pub fn text(refusal: &Refusal, item: &ItemSummary) -> (String, String) {
-    let subject = if item.subject.trim().is_empty() {
+/// How many subjects a "Sent by rules: N drafts" notification names.
+const SUBJECTS_NAMED: usize = 3;
+
+/// The subject as a notification shows it.
+fn subject_of(item: &ItemSummary) -> &str {
+    if item.subject.trim().is_empty() {
         "(no subject)"
     } else {
         item.subject.trim()
-    };
-    (format!("Refused: {subject}"), refusal.reason.clone())
+    }
+}
+
+/// The title and body of the notification for `refusal` of `item`.
+pub fn text(refusal: &Refusal, item: &ItemSummary) -> (String, String) {
+    (
+        format!("Refused: {}", subject_of(item)),
+        refusal.reason.clone(),
+    )
+}
+
+/// The title and body of the one notification for the drafts rules sent in one dispatch
+/// pass: "Sent by rule R: Re: …" for one; "Sent by rules: N drafts" naming the first subjects
+/// (and which rules) for several.
+pub fn sent_by_rule_text(sent: &[RuleSend]) -> (String, Option<String>) {
+    match sent {
+        [one] => (
+            format!("Sent by rule {}: {}", one.rule, subject_of(&one.item)),
+            None,
+        ),
+        several => {
+            let mut named: Vec<String> = several
+                .iter()
+                .take(SUBJECTS_NAMED)
+                .map(|s| format!("{} (rule {})", subject_of(&s.item), s.rule))
+                .collect();
+            if several.len() > SUBJECTS_NAMED {
+                named.push(format!("and {} more", several.len() - SUBJECTS_NAMED));
+            }
+            (
+                format!("Sent by rules: {} drafts", several.len()),
+                Some(named.join(", ")),
+            )
+        }
+    }
 }
 
 /// The title of the notification for `count` new drafts (one per burst).
@@ -53,6 +91,27 @@ pub fn refusal(app: &AppHandle, refusal: &Refusal, item: &ItemSummary) {
     });
 }
 
+/// Shows the notification for the drafts rules sent in one pass; clicking it opens the first.
+#[cfg(target_os = "linux")]
+pub fn sent_by_rule(app: &AppHandle, sent: &[RuleSend]) {
+    use crate::events::{emit, OpenItem, OPEN_ITEM};
+
+    let Some(first) = sent.first().map(|s| s.item.id) else {
+        return;
+    };
+    let (title, body) = sent_by_rule_text(sent);
+    show(app, title, body, move |app| {
+        emit(app, OPEN_ITEM, OpenItem { id: first });
+    });
+}
+
+/// Elsewhere the queue's rows are all there is, for now.
+#[cfg(not(target_os = "linux"))]
+pub fn sent_by_rule(_app: &AppHandle, sent: &[RuleSend]) {
+    let (title, _) = sent_by_rule_text(sent);
+    tracing::info!(%title, "desktop notifications are implemented for Linux only");
+}
+
 /// Shows a notification with an "Open" action; clicking it shows the window, then runs
 /// `on_open`.
 #[cfg(target_os = "linux")]
@@ -64,7 +123,8 @@ fn show(
 ) {
     let app = app.clone();
     // `wait_for_action` blocks until the notification is clicked or closed: one short-lived
-    // thread per notification, which are rare (one per refusal, one per burst of drafts).
+    // thread per notification, which are rare (one per refusal, one per burst of drafts, one
+    // per dispatch pass that sent a rule's approvals).
     let spawned = std::thread::Builder::new()
         .name("notification".into())
         .spawn(move || {
@@ -164,6 +224,39 @@ mod tests {
     fn a_draft_without_subject_still_gets_a_readable_title() {
         let (title, _) = text(&refusal("no"), &item("  "));
         assert_eq!(title, "Refused: (no subject)");
+    }
+
+    fn sent(rule: &str, subject: &str) -> RuleSend {
+        RuleSend {
+            rule: rule.into(),
+            item: item(subject),
+        }
+    }
+
+    #[test]
+    fn one_draft_sent_by_a_rule_names_the_rule_and_the_subject() {
+        let (title, body) = sent_by_rule_text(&[sent("Short replies", "Re: Tuesday")]);
+        assert_eq!(title, "Sent by rule Short replies: Re: Tuesday");
+        assert_eq!(body, None);
+    }
+
+    #[test]
+    fn several_drafts_sent_by_rules_are_one_notification_naming_the_first_subjects() {
+        let (title, body) = sent_by_rule_text(&[
+            sent("Short replies", "Re: Tuesday"),
+            sent("Invoices", "Re: Invoice 7"),
+            sent("Short replies", " "),
+            sent("Short replies", "Re: Friday"),
+            sent("Short replies", "Re: Monday"),
+        ]);
+        assert_eq!(title, "Sent by rules: 5 drafts");
+        assert_eq!(
+            body.as_deref(),
+            Some(
+                "Re: Tuesday (rule Short replies), Re: Invoice 7 (rule Invoices), \
+                 (no subject) (rule Short replies), and 2 more"
+            )
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The tray icon: its variant and tooltip say how many drafts await review, and turn to
 //! "alert" when a refusal is unread or an account is offline; its menu opens the window, syncs,
-//! pauses or resumes sending, and quits. Closing the window only hides it (see `main.rs`).
+//! pauses or resumes sending, holds everything (no rule decides) or lets the rules decide
+//! again, and quits. Closing the window only hides it (see `main.rs`).
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -19,6 +20,7 @@ pub const TRAY_ID: &str = "main";
 const MENU_OPEN: &str = "open";
 const MENU_SYNC: &str = "sync";
 const MENU_PAUSE: &str = "pause";
+const MENU_HOLD: &str = "hold";
 const MENU_QUIT: &str = "quit";
 
 /// Which tray icon is shown.
@@ -82,9 +84,19 @@ pub fn pause_label(paused: bool) -> &'static str {
     }
 }
 
+/// The label of the "Hold everything" item, which follows the switch.
+pub fn hold_label(hold_everything: bool) -> &'static str {
+    if hold_everything {
+        "Let rules decide again"
+    } else {
+        "Hold everything (no rule decides)"
+    }
+}
+
 /// What the tray keeps between refreshes (managed state).
 pub struct Tray {
     pause: MenuItem<Wry>,
+    hold: MenuItem<Wry>,
     /// Items with a refusal the owner was notified of but has not opened yet.
     unread: Mutex<HashSet<i64>>,
 }
@@ -94,8 +106,9 @@ pub fn create(app: &tauri::App) -> tauri::Result<()> {
     let open = MenuItem::with_id(app, MENU_OPEN, "Open", true, None::<&str>)?;
     let sync = MenuItem::with_id(app, MENU_SYNC, "Sync now", true, None::<&str>)?;
     let pause = MenuItem::with_id(app, MENU_PAUSE, pause_label(false), true, None::<&str>)?;
+    let hold = MenuItem::with_id(app, MENU_HOLD, hold_label(false), true, None::<&str>)?;
     let quit = MenuItem::with_id(app, MENU_QUIT, "Quit", true, None::<&str>)?;
-    let menu = Menu::with_items(app, &[&open, &sync, &pause, &quit])?;
+    let menu = Menu::with_items(app, &[&open, &sync, &pause, &hold, &quit])?;
     let look = TrayLook::of(0, 0, 0);
     TrayIconBuilder::with_id(TRAY_ID)
         .icon(look.icon.image()?)
@@ -116,6 +129,7 @@ pub fn create(app: &tauri::App) -> tauri::Result<()> {
         .build(app)?;
     app.manage(Tray {
         pause,
+        hold,
         unread: Mutex::default(),
     });
     Ok(())
@@ -145,6 +159,24 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
                     tracing::warn!(error = %error, "cannot switch sending from the tray");
                 }
                 // The status bar shows the switch: let the UI reload.
+                events::emit(&app, events::ITEMS_CHANGED, ());
+                refresh(&app).await;
+            });
+        }
+        MENU_HOLD => {
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move {
+                let state = app.state::<AppState>();
+                let Ok(store) = state.store() else { return };
+                let on = store
+                    .settings()
+                    .await
+                    .map(|s| s.hold_everything)
+                    .unwrap_or(false);
+                if let Err(error) = crate::commands::hold_everything(store, !on).await {
+                    tracing::warn!(error = %error.message, "cannot switch Hold everything from the tray");
+                }
+                // The status bar shows the switch and taken-back rows changed: reload.
                 events::emit(&app, events::ITEMS_CHANGED, ());
                 refresh(&app).await;
             });
@@ -222,7 +254,9 @@ pub async fn refresh(app: &AppHandle) {
             offline += 1;
         }
     }
-    let paused = store.settings().await.map(|s| s.paused).unwrap_or(false);
+    let settings = store.settings().await.ok();
+    let paused = settings.as_ref().is_some_and(|s| s.paused);
+    let hold_everything = settings.as_ref().is_some_and(|s| s.hold_everything);
     let unread = tray.unread.lock().unwrap_or_else(|e| e.into_inner()).len();
     let look = TrayLook::of(awaiting, unread, offline);
     if let Some(icon) = app.tray_by_id(TRAY_ID) {
@@ -240,6 +274,9 @@ pub async fn refresh(app: &AppHandle) {
     }
     if let Err(e) = tray.pause.set_text(pause_label(paused)) {
         tracing::warn!(error = %e, "cannot relabel the tray's pause item");
+    }
+    if let Err(e) = tray.hold.set_text(hold_label(hold_everything)) {
+        tracing::warn!(error = %e, "cannot relabel the tray's hold item");
     }
 }
 
@@ -276,6 +313,12 @@ mod tests {
     fn the_pause_item_offers_the_opposite_of_the_current_state() {
         assert_eq!(pause_label(false), "Pause sending");
         assert_eq!(pause_label(true), "Resume sending");
+    }
+
+    #[test]
+    fn the_hold_item_offers_the_opposite_of_the_switch() {
+        assert_eq!(hold_label(false), "Hold everything (no rule decides)");
+        assert_eq!(hold_label(true), "Let rules decide again");
     }
 
     #[test]

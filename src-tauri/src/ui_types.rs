@@ -21,6 +21,10 @@ fn export_all(dir: &Path) {
     countersign_core::store::Decision::export_all(&cfg).unwrap();
     countersign_core::render::AttachmentPreview::export_all(&cfg).unwrap();
     countersign_core::decide::Shown::export_all(&cfg).unwrap();
+    countersign_core::history::HistoryFilter::export_all(&cfg).unwrap();
+    countersign_core::history::HistoryEntry::export_all(&cfg).unwrap();
+    countersign_core::history::AgentFigures::export_all(&cfg).unwrap();
+    countersign_core::history::LeftMessage::export_all(&cfg).unwrap();
     countersign_core::decide::Listed::export_all(&cfg).unwrap();
     countersign_core::decide::BulkOutcome::export_all(&cfg).unwrap();
     countersign_core::selection::SelectionSummary::export_all(&cfg).unwrap();
@@ -36,6 +40,8 @@ fn export_all(dir: &Path) {
     crate::events::Reachability::export_all(&cfg).unwrap();
     crate::events::RefusalNotice::export_all(&cfg).unwrap();
     crate::events::OpenItem::export_all(&cfg).unwrap();
+    crate::commands::RuleView::export_all(&cfg).unwrap();
+    countersign_core::rules::RuleDefinition::export_all(&cfg).unwrap();
     write_index(dir);
 }
 

@@ -5,6 +5,7 @@ mod account;
 mod audit;
 mod bulk;
 mod dispatch;
+mod history;
 mod output;
 mod review;
 mod rules;
@@ -126,6 +127,12 @@ enum Command {
         #[command(subcommand)]
         command: bulk::BulkCommand,
     },
+    /// What was decided, newest first: sent, rejected, by rule, edited, failed; or the exact
+    /// bytes of one decision (`--bytes`).
+    History(history::HistoryArgs),
+    /// Per agent (Gmail sender, muster plugin and route kind): how often you approved, edited
+    /// and rejected, how often a rule decided, and the median time to your decision.
+    Agents,
     /// Rules: decisions you make in advance (list, add, edit, remove, test, arm, disarm, hold).
     Rules {
         #[command(subcommand)]
@@ -255,6 +262,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sync => return sync::run(&store, &dir, json).await,
         Command::Audit { command } => return audit::run(&store, command, json).await,
         Command::Bulk { command } => bulk::run(&store, command, ACTOR, json).await,
+        Command::History(args) => history::run(&store, args, json).await,
+        Command::Agents => history::agents(&store, json).await,
         Command::Rules { command } => rules::run(&store, command, ACTOR, json).await,
         Command::Dispatch { wait, timeout } => {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));

@@ -466,7 +466,8 @@ fn past(kind: countersign_core::DecisionKind) -> &'static str {
     }
 }
 
-fn truncate(text: &str, width: usize) -> String {
+/// `text` cut to `width` characters, the last one an ellipsis when cut.
+pub fn truncate(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_string();
     }

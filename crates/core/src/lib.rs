@@ -17,6 +17,7 @@ pub mod decide;
 pub mod domain;
 pub mod edit;
 pub mod error;
+pub mod history;
 pub mod live;
 pub mod outbox;
 pub mod paths;

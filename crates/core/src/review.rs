@@ -121,6 +121,9 @@ pub struct ReviewContent {
     pub edit: crate::edit::EditForm,
     /// The current version is the owner's own edit.
     pub edited_by_owner: bool,
+    /// Why an armed rule that matched the current version left it to the owner ("held: rule R
+    /// would approve, but …"), if one did.
+    pub rule_hold: Option<String>,
 }
 
 /// Assemble the review of `item_id`. `load_remote` is the owner's "load remote content for this
@@ -251,6 +254,13 @@ pub async fn review_detail_since(
             remote_allowed: allow_remote,
             routes,
             redraft_bound: bound,
+            rule_hold: store
+                .evaluations_for_item(item_id)
+                .await?
+                .into_iter()
+                .rev()
+                .find(|e| e.version == current.version && e.armed && e.decision_id.is_none())
+                .and_then(|e| e.held),
             diff,
             view,
         },

@@ -6,13 +6,17 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type {
   Account,
   AccountStatus,
+  AgentFigures,
   AppStatus,
   AttachmentView,
   BulkOutcome,
   Decision,
+  HistoryEntry,
+  HistoryFilter,
   ItemState,
   ItemsChanged,
   ItemSummary,
+  LeftMessage,
   Listed,
   OpenItem,
   PageStart,
@@ -21,6 +25,10 @@ import type {
   RefusalNotice,
   ReviewDetail,
   SelectionSummary,
+  Rule,
+  RuleDefinition,
+  RuleMode,
+  RuleView,
   Settings,
   Shown,
   ShownPart,
@@ -117,6 +125,14 @@ export const approveAllDisplayed = (ids: number[]) =>
 
 export const rejectReasons = () => call<string[]>("reject_reasons");
 export const rawSource = (id: number) => call<string>("raw_source", { id });
+/** A page of the record: decisions carried out or refused, newest first. */
+export const historyPage = (filter: HistoryFilter) =>
+  call<HistoryEntry[]>("history_page", { filter });
+/** Per agent figures: approved, edited, rejected, by rule, median time to decision. */
+export const agentFigures = () => call<AgentFigures[]>("agent_figures");
+/** One decision of the record: the exact bytes it bound to (that left, for a send). */
+export const leftMessage = (decisionId: number) =>
+  call<LeftMessage>("left_message", { decisionId });
 /** Opens the Gmail draft in the system browser. */
 export const openInGmail = (id: number) => call<void>("open_in_gmail", { id });
 export const attachmentPreview = (id: number, index: number) =>
@@ -135,6 +151,17 @@ export const saveSettings = (settings: Settings) => call<Settings>("save_setting
 export const syncNow = () => call<null>("sync_now");
 export const setPaused = (paused: boolean) => call<Settings>("set_paused", { paused });
 export const getStatus = () => call<AppStatus>("status");
+/** The rules in order, each with its record against the owner's own decisions. */
+export const listRules = () => call<RuleView[]>("list_rules");
+/** Adds a rule (in shadow); a definition that cannot work is refused with core's sentence. */
+export const addRule = (definition: RuleDefinition) => call<Rule>("add_rule", { definition });
+/** Arms a rule (it decides from now on) or puts it back in shadow. */
+export const setRuleMode = (id: number, mode: RuleMode) =>
+  call<Rule>("set_rule_mode", { id, mode });
+export const removeRule = (id: number) => call<null>("remove_rule", { id });
+/** "Hold everything": no rule decides (rule decisions in their undo window are taken back);
+ * the items taken back. */
+export const setHoldEverything = (on: boolean) => call<number[]>("set_hold_everything", { on });
 /** Opens the native file dialog for the client_secret.json; `null` when the owner cancelled. */
 export const pickClientSecret = () => call<string | null>("pick_client_secret");
 /** Whether this build offers the demo. */

@@ -1,5 +1,13 @@
 // Words the owner reads for machine values, so every component says the same thing.
-import type { Address, BulkOutcome, ItemSummary, ItemState, Source } from "./types";
+import type {
+  Address,
+  BulkOutcome,
+  HistoryKind,
+  ItemSummary,
+  ItemState,
+  LiveDecision,
+  Source,
+} from "./types";
 
 const STATE_LABELS: Record<ItemState, string> = {
   pending: "Pending",
@@ -17,6 +25,31 @@ const SOURCE_LABELS: Record<Source, string> = {
   gmail: "Gmail",
   muster: "muster",
 };
+
+const KIND_LABELS: Record<HistoryKind, string> = {
+  sent: "Sent",
+  rejected: "Rejected",
+  by_rule: "By rule",
+  edited: "Edited",
+  failed: "Failed",
+};
+
+/** Every kind of decision in the record, in the order the filter offers them. */
+export const HISTORY_KINDS: HistoryKind[] = ["sent", "rejected", "by_rule", "edited", "failed"];
+
+/** The owner-facing name of a kind of decision in the record. */
+export function kindLabel(kind: HistoryKind): string {
+  return KIND_LABELS[kind] ?? kind;
+}
+
+/** A duration people read: "45 s", "3 min 20 s", "2 h 5 min"; "—" for none. */
+export function durationLabel(seconds: number | null): string {
+  if (seconds === null) return "—";
+  const whole = Math.round(seconds);
+  if (whole < 60) return `${whole} s`;
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+  return `${Math.floor(whole / 3600)} h ${Math.floor((whole % 3600) / 60)} min`;
+}
 
 /** The owner-facing name of a state. */
 export function stateLabel(state: ItemState): string {
@@ -54,7 +87,8 @@ export interface SendingState {
 }
 
 /**
- * What the queued decision of `item` is doing now: "Sending in 7 s" within the undo window,
+ * What the queued decision of `item` is doing now: "Sending in 7 s" within the undo window
+ * ("Approved by rule R — sending in 7 s" when a rule decided),
  * "Queued — offline" when its service does not answer, "Queued — paused: not sent yet, you can
  * still undo" while it waits past its window (or paused), or null when nothing is queued.
  * `now` is passed in so the countdown re-renders from one ticking clock; `sending` is the app's
@@ -67,11 +101,24 @@ export function decisionLabel(
 ): string | null {
   const decision = item.decision;
   if (!decision || item.state !== "queued") return null;
+  const what = queuedLabel(decision, item.accountOnline, now, sending);
+  // A rule's decision names the rule that took it, so the owner knows what Undo takes back.
+  if (!decision.byRule) return what;
+  const by = decision.kind === "reject" ? "Rejected" : "Approved";
+  return `${by} by rule ${decision.byRule} — ${what.charAt(0).toLowerCase()}${what.slice(1)}`;
+}
+
+function queuedLabel(
+  decision: LiveDecision,
+  accountOnline: boolean,
+  now: number,
+  sending: SendingState,
+): string {
   const left = Math.ceil((Date.parse(decision.dueAt) - now) / 1000);
   // Core keeps Undo open while a decision is queued, past its window too: nothing has left.
   const undo = "not sent yet, you can still undo";
   if (sending.paused) return `Queued — paused: ${undo}`;
-  if (!item.accountOnline) return left > 0 ? "Queued — offline" : `Queued — offline: ${undo}`;
+  if (!accountOnline) return left > 0 ? "Queued — offline" : `Queued — offline: ${undo}`;
   if (left <= 0 && !sending.dispatching) {
     return `Queued — another Countersign process sends decisions: ${undo}`;
   }

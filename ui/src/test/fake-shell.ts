@@ -309,6 +309,7 @@ export class FakeShell {
       gmailLink: null,
       edit: { kind: "text", subject: item.subject, text: item.snippet, replacesHtml: false },
       editedByOwner: false,
+      ruleHold: null,
     };
   }
 

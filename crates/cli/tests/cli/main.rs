@@ -3,6 +3,7 @@
 mod accounts;
 mod audit;
 mod dispatch;
+mod history;
 mod keyring;
 mod muster;
 mod review;

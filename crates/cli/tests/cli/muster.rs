@@ -117,11 +117,16 @@ async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every
                 .ok();
         }
     }
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("kill run seed {seed}");
+    // A new seed each run (the kills land elsewhere every time); a failing run is replayed
+    // with COUNTERSIGN_KILL_SEED=<the seed it printed>.
+    let seed = match std::env::var("COUNTERSIGN_KILL_SEED") {
+        Ok(seed) => seed.parse().expect("COUNTERSIGN_KILL_SEED is a number"),
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64,
+    };
+    eprintln!("kill run seed {seed} (replay: COUNTERSIGN_KILL_SEED={seed})");
     let mut rng = Lcg(seed);
     for round in 0..100 {
         // Limited from the start: muster's window runs out while the kills go on.

@@ -5,8 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use crate::domain::OutcomeKind;
 use crate::error::Result;
-use crate::store::{ItemSummary, Refusal, Store};
+use crate::outbox::DispatchReport;
+use crate::store::{rule_of_actor, ItemSummary, Refusal, Store};
 
 /// Why items changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -25,6 +27,8 @@ pub enum ChangeCause {
     Dispatched,
     /// An account was connected or removed.
     Accounts,
+    /// Armed rules decided drafts (their decisions wait out the undo window like a click).
+    RulesDecided,
 }
 
 /// Which items changed and why: the one change event core sends.
@@ -81,6 +85,13 @@ pub enum AppEvent {
         /// Whether this app dispatches now.
         dispatcher: bool,
     },
+    /// Drafts a rule approved that were sent in one dispatch pass: one notification for all
+    /// of them ("Sent by rule R: Re: …", or "Sent by rules: N drafts"), only when the owner
+    /// has notifications on.
+    SentByRule {
+        /// Each draft sent with the name of the rule that approved it, in the order sent.
+        sent: Vec<RuleSend>,
+    },
     /// A refusal the owner must be told about (a notification).
     Refusal {
         /// The refusal.
@@ -88,6 +99,16 @@ pub enum AppEvent {
         /// The item it is about.
         item: Box<ItemSummary>,
     },
+}
+
+/// A draft a rule approved, sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleSend {
+    /// The rule's name (at the version that decided).
+    pub rule: String,
+    /// The item as it is now (sent).
+    pub item: ItemSummary,
 }
 
 /// The callback that hears [`AppEvent`]s.
@@ -170,4 +191,37 @@ pub(super) async fn deliver_refusals(
             item: Box::new(item.summary),
         });
     }
+}
+
+/// Tell the owner, once per dispatch pass, which drafts a rule approved were sent (`report`'s
+/// attempts that ended done, decided by `rule:<id>@<version>`), unless notifications are off.
+pub(super) async fn deliver_rule_sends(store: &Store, report: &DispatchReport, on_event: &OnEvent) {
+    match rule_sends(store, report).await {
+        Ok(sent) if !sent.is_empty() => on_event(AppEvent::SentByRule { sent }),
+        Ok(_) => {}
+        Err(error) => tracing::warn!(error = %error, "cannot tell the rule sends"),
+    }
+}
+
+/// The drafts of `report` a rule approved and that were sent, when the owner wants to hear
+/// about them ([`crate::store::Settings::notifications`]).
+pub async fn rule_sends(store: &Store, report: &DispatchReport) -> Result<Vec<RuleSend>> {
+    let mut sent = Vec::new();
+    for attempt in &report.attempts {
+        let decision = &attempt.decision;
+        let by_rule = decision.decided_by.as_deref().and_then(rule_of_actor);
+        let (OutcomeKind::Done, Some(rule_id), crate::domain::DecisionKind::Approve) =
+            (attempt.outcome, by_rule, decision.kind)
+        else {
+            continue;
+        };
+        if sent.is_empty() && !store.settings().await?.notifications {
+            return Ok(sent);
+        }
+        sent.push(RuleSend {
+            rule: store.rule(rule_id).await?.definition.name,
+            item: store.get_item(decision.item_id).await?.summary,
+        });
+    }
+    Ok(sent)
 }

@@ -23,8 +23,10 @@ use crate::sync::{sync_gmail_with, sync_muster, Listing};
 
 mod events;
 
-pub use events::{announce_new_drafts, AppEvent, ChangeCause, ItemsChanged, OnEvent};
-use events::{deliver_new_drafts, deliver_refusals, emit_items};
+pub use events::{
+    announce_new_drafts, rule_sends, AppEvent, ChangeCause, ItemsChanged, OnEvent, RuleSend,
+};
+use events::{deliver_new_drafts, deliver_refusals, deliver_rule_sends, emit_items};
 
 /// How the running app paces itself.
 #[derive(Clone, Debug)]
@@ -504,13 +506,28 @@ impl RunningApp {
                 }
                 if let Some(dispatcher) = &dispatcher {
                     match dispatcher.run_once().await {
-                        Ok(report) if !report.attempts.is_empty() => {
-                            let item_ids =
-                                report.attempts.iter().map(|a| a.decision.item_id).collect();
-                            emit_items(&store, &on_event, ChangeCause::Dispatched, item_ids).await;
-                            deliver_refusals(&store, &viewing, &on_event).await;
+                        Ok(report) => {
+                            // A rule's decision shows in the queue at once ("approved by rule
+                            // R — sending in 8 s"), even when nothing was dispatched yet.
+                            let decided: Vec<i64> = report
+                                .rules
+                                .decided
+                                .iter()
+                                .map(|(decision, _)| decision.item_id)
+                                .collect();
+                            if !decided.is_empty() {
+                                emit_items(&store, &on_event, ChangeCause::RulesDecided, decided)
+                                    .await;
+                            }
+                            if !report.attempts.is_empty() {
+                                let item_ids =
+                                    report.attempts.iter().map(|a| a.decision.item_id).collect();
+                                emit_items(&store, &on_event, ChangeCause::Dispatched, item_ids)
+                                    .await;
+                                deliver_refusals(&store, &viewing, &on_event).await;
+                                deliver_rule_sends(&store, &report, &on_event).await;
+                            }
                         }
-                        Ok(_) => {}
                         Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
                     }
                 }

@@ -202,3 +202,96 @@ async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off
     assert_eq!(*notified.lock().unwrap(), vec![control]);
     app.stop();
 }
+
+#[tokio::test]
+async fn a_rules_decision_is_announced_at_once_and_its_send_is_told_once_with_the_rules_name() {
+    use countersign_core::app::RuleSend;
+    use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
+    use countersign_core::store::RuleMode;
+
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let mut settings = env.store.settings().await.unwrap();
+    settings.rule_settle_secs = 0;
+    // A window, however short, puts the decision and its send in two passes: the decision is
+    // announced while it is queued.
+    settings.undo_window_secs = 1;
+    env.store.save_settings(&settings).await.unwrap();
+    let rule = env
+        .store
+        .add_rule(
+            &RuleDefinition {
+                name: "Replies to example.com".into(),
+                scope: Default::default(),
+                conditions: Conditions {
+                    recipients_within: vec!["example.com".into()],
+                    ..Conditions::default()
+                },
+                action: RuleAction::Approve,
+                daily_cap: None,
+            },
+            "owner via test",
+        )
+        .await
+        .unwrap();
+    env.store
+        .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
+        .await
+        .unwrap();
+    env.gmail.add_inbox_message(&parent(1), None);
+    let draft = env.gmail.file_draft(&reply(1, "Yes, Tuesday works."), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+
+    let decided: Arc<Mutex<Vec<ItemsChanged>>> = Arc::default();
+    let told: Arc<Mutex<Vec<Vec<RuleSend>>>> = Arc::default();
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            dispatch: quick_dispatch(),
+            ..AppOptions::default()
+        },
+        {
+            let (decided, told) = (decided.clone(), told.clone());
+            Arc::new(move |event| match event {
+                AppEvent::ItemsChanged(changed) if changed.cause == ChangeCause::RulesDecided => {
+                    decided.lock().unwrap().push(changed)
+                }
+                AppEvent::SentByRule { sent } => told.lock().unwrap().push(sent),
+                _ => {}
+            })
+        },
+    )
+    .await
+    .unwrap();
+
+    eventually(
+        Duration::from_secs(20),
+        "the rule's send is told",
+        || async { !told.lock().unwrap().is_empty() },
+    )
+    .await;
+    let rows: Vec<_> = decided
+        .lock()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c.items.clone())
+        .collect();
+    assert!(
+        rows.iter().any(|row| row.id == item.id
+            && row.state == ItemState::Queued
+            && row.decision.as_ref().and_then(|d| d.by_rule.as_deref())
+                == Some("Replies to example.com")),
+        "the rule's decision is announced with the rule's name: {rows:?}"
+    );
+    let told = told.lock().unwrap().clone();
+    assert_eq!(told.len(), 1, "one notification per pass: {told:?}");
+    assert_eq!(told[0].len(), 1);
+    assert_eq!(told[0][0].rule, "Replies to example.com");
+    assert_eq!(told[0][0].item.id, item.id);
+    assert_eq!(told[0][0].item.state, ItemState::Sent);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
+    app.stop();
+}

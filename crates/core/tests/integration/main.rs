@@ -14,6 +14,7 @@ mod errors;
 mod gmail_behaviour;
 mod gmail_lost;
 mod gmail_waits;
+mod history;
 mod lifecycle;
 mod muster_truth;
 mod outbox;

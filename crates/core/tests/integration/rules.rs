@@ -240,6 +240,14 @@ async fn every_guard_holds_a_draft_an_armed_rule_matches() {
                         && why.contains(words),
                     "{name}: {why}"
                 );
+                let detail = countersign_core::review::review_detail(&env.store, item_id, false)
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    detail.content.rule_hold.as_deref(),
+                    Some(why.as_str()),
+                    "{name}: the review says why it waits"
+                );
                 let audit = env.store.audit_for_item(item_id).await.unwrap();
                 assert!(
                     audit

@@ -156,26 +156,45 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     let accounts = store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "gmail-old");
-    // What the newest migration did (20261203110000_audit_chain: the hash chain, whose rows
-    // from before it are chained at open) works on the old data. Update this with the next
-    // migration.
+    // What the newest migration did (20261203120000_rules: the rules, their versions and
+    // evaluations, and who made each decision) works on the old data. Update this with the
+    // next migration.
     let name = &MIGRATOR.migrations.last().unwrap().description;
+    assert_eq!(name, "rules", "check what the newest migration did here");
+    assert!(store.rules().await.unwrap().is_empty());
+    let rule = store
+        .add_rule(
+            &countersign_core::rules::RuleDefinition {
+                name: "Short replies".into(),
+                scope: Default::default(),
+                conditions: Default::default(),
+                action: countersign_core::rules::RuleAction::Hold,
+                daily_cap: None,
+            },
+            "owner via test",
+        )
+        .await
+        .unwrap();
     assert_eq!(
-        name, "audit chain",
-        "check what the newest migration did here"
+        (rule.version, rule.mode),
+        (1, countersign_core::store::RuleMode::Shadow)
     );
+    // The old audit row was chained at open (the migration before), and the rule's row
+    // continues the chain.
     let verdict = store.verify_audit().await.unwrap();
-    assert_eq!(verdict.rows, 1);
+    assert_eq!(verdict.rows, 2);
     assert_eq!(verdict.broken, None);
-    let chained: Option<String> = sqlx::query_scalar("SELECT row_hash FROM audit_log")
-        .fetch_one(
+    let chained: Vec<Option<String>> = sqlx::query_scalar("SELECT row_hash FROM audit_log")
+        .fetch_all(
             &sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
                 .await
                 .unwrap(),
         )
         .await
         .unwrap();
-    assert_eq!(chained.map(|h| h.len()), Some(64));
+    assert!(chained
+        .iter()
+        .all(|h| h.as_ref().map(String::len) == Some(64)));
 }
 
 #[tokio::test]

@@ -23,6 +23,10 @@ queued: number,
  */
 paused: boolean, 
 /**
+ * Whether "Hold everything" is on: no rule decides.
+ */
+holdEverything: boolean, 
+/**
  * Whether this app dispatches decisions (false when another process does).
  */
 dispatching: boolean, 

@@ -3,4 +3,4 @@
 /**
  * Why items changed.
  */
-export type ChangeCause = "synced" | "decided" | "undone" | "edited" | "dispatched" | "accounts";
+export type ChangeCause = "synced" | "decided" | "undone" | "edited" | "dispatched" | "accounts" | "rules_decided";

@@ -82,4 +82,9 @@ edit: EditForm,
 /**
  * The current version is the owner's own edit.
  */
-editedByOwner: boolean, };
+editedByOwner: boolean, 
+/**
+ * Why an armed rule that matched the current version left it to the owner ("held: rule R
+ * would approve, but …"), if one did.
+ */
+ruleHold: string | null, };

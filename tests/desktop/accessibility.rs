@@ -15,6 +15,7 @@
 use std::fmt::Write as _;
 
 use countersign_core::decide::{self, UndoWindow};
+use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
 use countersign_e2e::desktop::{skip_or_fail, workspace_root, DesktopApp, LaunchOptions};
 use countersign_e2e::fixture::{eventually, gmail_reply, Fixture};
 use countersign_e2e::webdriver::Session;
@@ -295,10 +296,10 @@ const MALFORMED: &[u8] = b"From: Owner <owner@example.com>\r\nTo: Ana <ana@examp
       The figures are attached.\r\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_queue_each_draft_state_every_dialog_and_settings_have_no_serious_accessibility_violations(
+async fn the_queue_each_draft_state_every_dialog_settings_and_history_have_no_serious_accessibility_violations(
 ) {
     let Some(prerequisites) = skip_or_fail(
-        "the_queue_each_draft_state_every_dialog_and_settings_have_no_serious_accessibility_violations",
+        "the_queue_each_draft_state_every_dialog_settings_and_history_have_no_serious_accessibility_violations",
     ) else {
         return;
     };
@@ -345,6 +346,25 @@ async fn the_queue_each_draft_state_every_dialog_and_settings_have_no_serious_ac
     .unwrap();
     let shown = decide::current(&fixture.store, rejected).await.unwrap();
     decide::reject(&fixture.store, &shown, "Too generous", "owner via test")
+        .await
+        .unwrap();
+    // A rule in shadow, for Settings → Rules and its Arm dialog (in shadow it only records).
+    let rule = fixture
+        .store
+        .add_rule(
+            &RuleDefinition {
+                name: "Short replies".into(),
+                scope: Default::default(),
+                conditions: Conditions {
+                    recipients_within: vec!["example.com".into()],
+                    max_words: Some(30),
+                    ..Conditions::default()
+                },
+                action: RuleAction::Approve,
+                daily_cap: None,
+            },
+            "owner via test",
+        )
         .await
         .unwrap();
     // The approval below is looked at inside its undo window.
@@ -440,7 +460,56 @@ async fn the_queue_each_draft_state_every_dialog_and_settings_have_no_serious_ac
         .wait_for("[data-testid=undo-window]", UI_TIMEOUT)
         .await
         .or_log(&app);
-    found.extend(serious_violations(session, "settings with two accounts").await);
+    found.extend(serious_violations(session, "settings with two accounts and a rule").await);
+    let card = format!("[data-rule=\"{}\"]", rule.id);
+    session
+        .wait_for(&format!("{card} [data-action=arm-rule]"), UI_TIMEOUT)
+        .await
+        .or_log(&app)
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for("[data-testid=arm-record]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    found.extend(serious_violations(session, "the Arm dialog").await);
+    // A dialog inside a page still leaves the whole window behind it inert, header included.
+    let behind = session
+        .execute(
+            "return ['[data-action=queue]', '[data-testid=rules] form', '[data-action=sync-now]']
+               .filter(s => !document.querySelector(s)?.closest('[inert]'));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(behind, json!([]), "not inert behind the Arm dialog");
+    session
+        .find("[data-testid=arm-dialog] .close")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_gone(&app, "[data-testid=arm-dialog]").await;
+
+    // History: the decisions made above, and the sent one opened (what left, in its frame).
+    session
+        .find("[data-action=record]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let entry = format!("[data-testid=record] .entry[data-item=\"{sent}\"]");
+    session.wait_for(&entry, UI_TIMEOUT).await.or_log(&app);
+    found.extend(serious_violations(session, "History").await);
+    session.find(&entry).await.unwrap().click().await.unwrap();
+    session
+        .wait_for("[data-testid=record-digest]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    found.extend(serious_violations(session, "a decision opened in History").await);
 
     app.quit().await.unwrap();
     assert_none(&found);
@@ -486,6 +555,7 @@ async fn tab_alone_reaches_the_queue_the_decisions_and_settings_each_with_a_visi
         "action=reject",
         "action=edit",
         "action=raw",
+        "action=record",
         "action=settings",
     ] {
         assert!(
@@ -696,6 +766,18 @@ async fn with_the_systems_dark_style_and_reduced_motion_the_window_is_dark_still
         .await
         .or_log(&app);
     found.extend(serious_violations(session, "settings in dark style").await);
+    session
+        .find("[data-action=record]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for("[data-testid=record]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    found.extend(serious_violations(session, "History in dark style").await);
     app.quit().await.unwrap();
     assert_none(&found);
 }

@@ -9,6 +9,7 @@
 //! the fakes running in the test process (`countersign_e2e::fixture`), then check the outcome
 //! where it matters: at the fake Gmail or muster, and on the D-Bus session bus.
 
+mod accessibility;
 mod attachments;
 mod binding;
 mod bulk;

@@ -145,6 +145,28 @@ impl Session {
         }
     }
 
+    /// Brings the window to the front with the keyboard focus, as the owner clicking it in the
+    /// task bar: minimized, then given back its own size — the spec's "restore the window"
+    /// step, which WebKitGTK does by presenting the window. (Switching to the window does not
+    /// focus it, nor does `window.focus()`.) A window opened later, by another test, takes
+    /// the focus, and without it WebKit matches no `:focus` at all.
+    pub async fn focus_window(&self) -> Result<()> {
+        let rect = self
+            .get("/window/rect")
+            .await
+            .context("cannot read the window")?;
+        self.post("/window/minimize", json!({}))
+            .await
+            .context("cannot minimize the window")?;
+        self.post(
+            "/window/rect",
+            json!({"width": rect["width"], "height": rect["height"]}),
+        )
+        .await
+        .context("cannot restore the window")?;
+        Ok(())
+    }
+
     /// Types `keys` into whatever has focus, as a user at the keyboard would (key down/up per
     /// character; use the spec's code points such as `"\u{E007}"` for Enter).
     pub async fn press_keys(&self, keys: &str) -> Result<()> {
@@ -270,6 +292,31 @@ impl Element {
             .get(&format!("/element/{}/attribute/{name}", self.id))
             .await?;
         Ok(value.as_str().map(str::to_owned))
+    }
+
+    /// The element's accessible name, as the browser's accessibility tree computes it (what a
+    /// screen reader announces).
+    pub async fn computed_label(&self) -> Result<String> {
+        let value = self
+            .session
+            .get(&format!("/element/{}/computedlabel", self.id))
+            .await?;
+        value
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| anyhow!("the computed label is not a string: {value}"))
+    }
+
+    /// The element's role, as the browser's accessibility tree computes it.
+    pub async fn computed_role(&self) -> Result<String> {
+        let value = self
+            .session
+            .get(&format!("/element/{}/computedrole", self.id))
+            .await?;
+        value
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| anyhow!("the computed role is not a string: {value}"))
     }
 
     /// Whether the element is enabled (a disabled button is not).

@@ -58,6 +58,7 @@ async fn the_gmail_token_lives_in_the_os_keyring_and_the_next_start_syncs_with_i
                 fixture.gmail.tokeninfo_url(),
             ),
         ],
+        os_keyring: true,
         ..LaunchOptions::default()
     };
 

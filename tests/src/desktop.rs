@@ -39,6 +39,11 @@ pub struct LaunchOptions {
     pub args: Vec<String>,
     /// Extra environment variables for the app.
     pub env: Vec<(String, String)>,
+    /// Let the app use the OS keyring of its session bus. Off (the default), secrets go to
+    /// files (`COUNTERSIGN_SECRET_STORE=file`): a test must never write to, nor start, the
+    /// keyring of whoever runs the suite. Only tests that bring their own Secret Service
+    /// (`countersign_fakes::secret_service`) turn it on.
+    pub os_keyring: bool,
 }
 
 /// What the desktop suite needs, found on this machine.
@@ -144,6 +149,9 @@ impl DesktopApp {
                 "RUST_LOG",
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
             );
+        if !options.os_keyring {
+            command.env("COUNTERSIGN_SECRET_STORE", "file");
+        }
         for (key, value) in &options.env {
             command.env(key, value);
         }

@@ -303,7 +303,7 @@ async fn measure_app(
         LaunchOptions {
             data_dir: Some(dir.clone()),
             args,
-            env: vec![("COUNTERSIGN_SECRET_STORE".into(), "file".into())],
+            ..LaunchOptions::default()
         },
     )
     .await?;

@@ -29,6 +29,35 @@ async fn a_deferred_app_syncs_only_once_told_to_start() {
     )
     .await
     .unwrap();
+    // The same app on another data directory and fake, not deferred, started just after: once
+    // it has asked its Gmail for drafts, the deferred one had as long to do the same (a check
+    // made at once could not fail, whatever the app did later).
+    let control_env = Env::new().await;
+    control_env.connect_gmail().await;
+    let control_before = control_env.gmail.requests().len();
+    let control = RunningApp::start(
+        control_env.store.clone(),
+        control_env.services.clone(),
+        control_env.dir.path(),
+        AppOptions::default(),
+        Arc::new(|_| {}),
+    )
+    .await
+    .unwrap();
+    eventually(
+        Duration::from_secs(20),
+        "the app that is not deferred lists its drafts",
+        || async {
+            control_env
+                .gmail
+                .requests()
+                .iter()
+                .skip(control_before)
+                .any(|r| r.method == "drafts.list")
+        },
+    )
+    .await;
+    control.stop();
     // The dispatcher is running (it has nothing to send); the mirror answers at once.
     assert!(app.is_dispatcher());
     assert!(env

@@ -91,7 +91,9 @@ impl Cli {
             .arg("--data-dir")
             .arg(self.data_dir())
             .args(args)
-            .env_remove("COUNTERSIGN_DATA_DIR");
+            .env_remove("COUNTERSIGN_DATA_DIR")
+            // Never the keyring of whoever runs the suite (nor start one on their bus).
+            .env("COUNTERSIGN_SECRET_STORE", "file");
         self.keep(output(command))
     }
 
@@ -100,7 +102,8 @@ impl Cli {
         let mut command = Command::new(env!("CARGO_BIN_EXE_countersign"));
         command
             .args(args)
-            .env("COUNTERSIGN_DATA_DIR", self.data_dir());
+            .env("COUNTERSIGN_DATA_DIR", self.data_dir())
+            .env("COUNTERSIGN_SECRET_STORE", "file");
         self.keep(output(command))
     }
 

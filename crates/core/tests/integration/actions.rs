@@ -171,7 +171,11 @@ async fn attempt(store: &Store, id: i64, action: Action) -> Result<(), String> {
             // The account here has no credentials and no Gmail: an edit the rules let through
             // then fails reaching Gmail, which is not a refusal.
             let dir = tempfile::tempdir().unwrap();
-            let services = countersign_core::services::Services::new(dir.path());
+            // Secrets in files: a test never probes the keyring of whoever runs it.
+            let services = countersign_core::services::Services::with_token_store(
+                dir.path(),
+                countersign_gmail::TokenStore::file(dir.path()),
+            );
             return match save_edit(store, &services, &shown, "Invoice", "It is 45 EUR.", OWNER)
                 .await
             {

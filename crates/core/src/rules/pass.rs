@@ -58,13 +58,14 @@ pub async fn run(store: &Store, now: DateTime<Utc>) -> Result<RulesPass> {
                         "held: rule {} was refused: {refusal}",
                         verdict.rule.definition.name
                     );
+                    // Looked at again later: a refusal can pass (Hold everything turned off).
                     record(
                         store,
                         &verdict.rule,
                         &verdict.shown,
                         &verdict.action,
                         Some(&why),
-                        None,
+                        Some(now + chrono::Duration::seconds(15)),
                         None,
                     )
                     .await?;
@@ -216,6 +217,16 @@ pub async fn act(store: &Store, verdict: &Verdict) -> Result<Decision> {
             ))
         }
     };
+    // Hold everything may have been turned on while this pass judged: its sweep of queued
+    // rule decisions could then have run before this one was written. The switch is saved
+    // before the sweep, so reading it after the write closes that gap.
+    if store.settings().await?.hold_everything {
+        decide::undo(store, verdict.shown.id, "hold everything").await?;
+        return Err(Error::refused(
+            format!("decide item {} by rule", verdict.shown.id),
+            "Hold everything is on",
+        ));
+    }
     record(
         store,
         &verdict.rule,

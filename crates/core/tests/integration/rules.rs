@@ -552,3 +552,53 @@ async fn a_rules_record_compares_it_with_the_owners_own_decisions() {
         "the replay agrees with the record"
     );
 }
+
+#[tokio::test]
+async fn a_rule_decision_written_just_after_hold_everything_swept_is_taken_back() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    armed(&env, &approve_within_example()).await;
+    let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    let rules = env.store.rules().await.unwrap();
+    let settings = env.store.settings().await.unwrap();
+    let Judged::Decide(verdict) =
+        pass::judge(&env.store, &rules, &settings, item_id, chrono::Utc::now())
+            .await
+            .unwrap()
+    else {
+        panic!("the armed rule decides a clean draft");
+    };
+    // The owner holds everything between the rule's look and its decision: the sweep finds
+    // nothing queued yet.
+    let undone = pass::set_hold_everything(&env.store, true, THE_OWNER)
+        .await
+        .unwrap();
+    assert!(undone.is_empty());
+    let refused = pass::act(&env.store, &verdict).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("Hold everything is on"),
+        "{refused}"
+    );
+    assert_eq!(
+        env.store.get_item(item_id).await.unwrap().summary.state,
+        ItemState::Pending
+    );
+    let dispatcher = env.dispatcher().await;
+    dispatcher
+        .run_as_of(chrono::Utc::now() + chrono::Duration::minutes(5))
+        .await
+        .unwrap();
+    assert!(env.gmail.sent_messages().is_empty());
+
+    // Released, the rule looks again and decides.
+    pass::set_hold_everything(&env.store, false, THE_OWNER)
+        .await
+        .unwrap();
+    let report = dispatcher.run_once().await.unwrap();
+    assert!(report
+        .rules
+        .decided
+        .iter()
+        .any(|(d, _)| d.item_id == item_id));
+}

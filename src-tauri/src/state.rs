@@ -6,7 +6,6 @@ use std::sync::{Mutex, RwLock};
 use countersign_core::app::{AppOptions, OnEvent, RunningApp};
 use countersign_core::services::Services;
 use countersign_core::Store;
-#[cfg(feature = "demo")]
 use countersign_gmail::TokenStore;
 
 use crate::args::DataDir;
@@ -22,6 +21,18 @@ pub struct AppState {
     session: RwLock<&'static Session>,
     /// Sessions replaced by another, kept for [`AppState::remove_demo_dirs`].
     replaced: Mutex<Vec<&'static Session>>,
+}
+
+/// Where a session keeps Gmail tokens and muster passwords.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Secrets {
+    /// The owner's: the OS keyring when one answers, 0600 files when none does or when
+    /// `COUNTERSIGN_SECRET_STORE=file` says so.
+    Owner,
+    /// 0600 files in the data directory, whatever the environment says: the keyring is never
+    /// asked, not even whether it is there (demo sessions, and tests, which must not start the
+    /// keyring of whoever runs them).
+    Files,
 }
 
 /// One data directory with its mirror, its running core app and, in demo mode, the fakes.
@@ -41,8 +52,13 @@ pub struct Session {
 
 impl AppState {
     /// Starts a [`Session`] (see [`Session::start`]) and makes it the current one.
-    pub async fn start(data_dir: DataDir, demo: bool, on_event: OnEvent) -> AppState {
-        let session = Session::start(data_dir, demo, on_event).await;
+    pub async fn start(
+        data_dir: DataDir,
+        demo: bool,
+        secrets: Secrets,
+        on_event: OnEvent,
+    ) -> AppState {
+        let session = Session::start(data_dir, demo, secrets, on_event).await;
         AppState {
             session: RwLock::new(Box::leak(Box::new(session))),
             replaced: Mutex::default(),
@@ -120,9 +136,15 @@ impl Session {
     /// app on it; `on_event` hears every [`countersign_core::app::AppEvent`]. With `demo`, the
     /// fakes are started first and both demo accounts connected in `data_dir`, and everything
     /// is synced once before this returns, so the first queue the window paints is full.
+    /// Secrets go where `secrets` says; a demo's always go to files.
     ///
     /// Must run inside a Tokio runtime (Tauri's): the core app spawns its tasks on it.
-    pub async fn start(data_dir: DataDir, demo: bool, on_event: OnEvent) -> Session {
+    pub async fn start(
+        data_dir: DataDir,
+        demo: bool,
+        secrets: Secrets,
+        on_event: OnEvent,
+    ) -> Session {
         let mirror = Store::open(data_dir.path()).await.map_err(|error| {
             tracing::error!(error = %error, "cannot open the local mirror");
             error.to_string()
@@ -138,6 +160,11 @@ impl Session {
             };
         };
         let path = data_dir.path();
+        let owner_services = || match secrets {
+            // Honours COUNTERSIGN_SECRET_STORE=file (the e2e suite never touches a keyring).
+            Secrets::Owner => Services::new(path),
+            Secrets::Files => Services::with_token_store(path, TokenStore::file(path)),
+        };
         #[cfg(feature = "demo")]
         let (services, options, demo) = if demo {
             // Demo secrets are the fakes' and must never reach the owner's keyring.
@@ -153,14 +180,13 @@ impl Session {
             // cadence (5 s) shows it promptly.
             (services, window_first(), demo)
         } else {
-            // Honours COUNTERSIGN_SECRET_STORE=file (the e2e suite never touches a keyring).
-            (Services::new(path), window_first(), None)
+            (owner_services(), window_first(), None)
         };
         #[cfg(not(feature = "demo"))]
         let (services, options) = {
             // `main` refuses `--demo` in a build without the fakes.
             debug_assert!(!demo, "demo mode needs the `demo` feature");
-            (Services::new(path), window_first())
+            (owner_services(), window_first())
         };
         let app = RunningApp::start(store.clone(), services, path, options, on_event)
             .await
@@ -233,6 +259,7 @@ mod tests {
         let state = tauri::async_runtime::block_on(AppState::start(
             DataDir::Persistent(dir.path().to_path_buf()),
             false,
+            Secrets::Files,
             ignore_events(),
         ));
 
@@ -262,6 +289,7 @@ mod tests {
         let state = tauri::async_runtime::block_on(AppState::start(
             DataDir::Demo(dir),
             true,
+            Secrets::Files,
             ignore_events(),
         ));
 
@@ -289,6 +317,7 @@ mod tests {
         let state = tauri::async_runtime::block_on(AppState::start(
             DataDir::Persistent(kept.path().to_path_buf()),
             false,
+            Secrets::Files,
             ignore_events(),
         ));
         let demo = tempfile::tempdir().unwrap();
@@ -296,6 +325,7 @@ mod tests {
         let session = tauri::async_runtime::block_on(Session::start(
             DataDir::Demo(demo),
             false,
+            Secrets::Files,
             ignore_events(),
         ));
         state.replace(session);

@@ -83,12 +83,12 @@ pub async fn try_demo(app: AppHandle, state: State<'_, AppState>) -> Result<(), 
 #[cfg(feature = "demo")]
 async fn start_demo(app: &AppHandle, state: &AppState) -> Result<(), UiError> {
     use crate::args::DataDir;
-    use crate::state::Session;
+    use crate::state::{Secrets, Session};
     use crate::{demo, events, tray};
 
     let dir =
         DataDir::fresh_demo().map_err(|e| UiError::new(UiErrorCode::Internal, format!("{e:#}")))?;
-    let session = Session::start(dir, true, events::forwarder(app.clone())).await;
+    let session = Session::start(dir, true, Secrets::Files, events::forwarder(app.clone())).await;
     let Some(running) = session.demo() else {
         return Err(UiError::new(
             UiErrorCode::Internal,

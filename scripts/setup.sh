@@ -3,7 +3,6 @@
 #
 # Idempotent and non-interactive: run it as often as you like, with or without a TTY.
 #  - Debian packages (as root, with apt-get; `apt-get update` only when something is missing),
-#  - tauri-driver 2.x (cargo install) for the desktop end-to-end tests,
 #  - the UI's npm packages (`npm ci`, only when package-lock.json changed), among them the Tauri
 #    CLI (`@tauri-apps/cli`, its prebuilt binary), whose bundler makes the .deb (package.sh),
 #  - the UI build in ui/dist (only when its sources changed), which the desktop app embeds.
@@ -55,14 +54,6 @@ fi
 if ! command -v cargo >/dev/null; then
   echo "cannot find cargo: install the Rust toolchain named in rust-toolchain.toml" >&2
   exit 1
-fi
-
-# tauri-driver 2.x only: 3.x is an alpha for Tauri 3 and does not drive Tauri 2 apps reliably.
-if cargo install --list | grep -q '^tauri-driver v2\.'; then
-  say "tauri-driver: present"
-else
-  say "installing tauri-driver 2.x"
-  cargo install tauri-driver --version '^2' --locked --quiet
 fi
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -1,5 +1,5 @@
 //! Desktop app tests through WebDriver: the real `countersign-desktop` binary, under Xvfb,
-//! driven through `tauri-driver` + `WebKitWebDriver` as a user would use it.
+//! driven through WebKitGTK's `WebKitWebDriver` as a user would use it.
 //!
 //! Each test starts its own app on a fresh data directory. Without a display or the drivers the
 //! tests are skipped loudly on a developer machine and fail in CI (see

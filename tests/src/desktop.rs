@@ -1,14 +1,19 @@
 //! Starting the real `countersign-desktop` binary under automation, for the desktop suite.
 //!
-//! Each [`DesktopApp`] gets its own `tauri-driver` (on free loopback ports) whose environment
-//! is the app's environment — `tauri-driver` starts `WebKitWebDriver`, which starts the app, and
-//! both pass their environment on — so tests can set `COUNTERSIGN_*` variables per app. The app
-//! always runs on a data directory the test chose (a fresh temp dir unless told otherwise).
+//! Each [`DesktopApp`] gets its own `WebKitWebDriver` (WebKitGTK's W3C WebDriver, Debian's
+//! `webkit2gtk-driver`) on a free loopback port, which starts the app and passes its own
+//! environment on, so tests can set `COUNTERSIGN_*` variables per app. The app always runs on
+//! a data directory the test chose (a fresh temp dir unless told otherwise).
 //!
-//! The suite needs a display (X11/Xvfb), `tauri-driver` and `WebKitWebDriver`. Without them,
-//! [`DesktopApp::prerequisites`] says what is missing; [`skip_or_fail`] turns that into a loud
-//! skip on a developer's machine and a failure in CI (`CI=true`), so CI can never pass by
-//! skipping.
+//! No `tauri-driver`: on Linux all it adds is two things the harness does itself — it turns
+//! `tauri:options` into WebKitGTK's `webkitgtk:browserOptions` (`binary`, `args`) and sets
+//! `TAURI_WEBVIEW_AUTOMATION=true`, without which a Tauri 2 release build (the installed
+//! package) does not let WebKit automate its window (tauri-apps/tauri,
+//! `crates/tauri-driver/src/{server,webdriver}.rs`). Setup then has nothing to compile.
+//!
+//! The suite needs a display (X11/Xvfb) and `WebKitWebDriver`. Without them,
+//! [`DesktopApp::prerequisites`] says what is missing; [`skip_or_fail`] turns that into a
+//! failure, or a loud skip when the run asks for one (`COUNTERSIGN_SKIP_DESKTOP=1`, never in CI).
 
 use std::fs::File;
 use std::io::Write as _;
@@ -49,10 +54,8 @@ pub struct LaunchOptions {
 /// What the desktop suite needs, found on this machine.
 #[derive(Clone, Debug)]
 pub struct Prerequisites {
-    /// The `tauri-driver` binary.
-    pub tauri_driver: PathBuf,
     /// The `WebKitWebDriver` binary.
-    pub native_driver: PathBuf,
+    pub web_driver: PathBuf,
     /// The `countersign-desktop` binary under test.
     pub app: PathBuf,
 }
@@ -66,8 +69,8 @@ pub struct DesktopApp {
     _temp_dir: Option<tempfile::TempDir>,
 }
 
-/// `tauri-driver` and everything it started (WebKitWebDriver, the app), in one process group
-/// that is ended on drop, so a failing test leaves no app behind.
+/// `WebKitWebDriver` and everything it started (the app, WebKit's helpers), in one process
+/// group that is ended on drop, so a failing test leaves no app behind.
 struct Driver {
     child: Child,
     log: PathBuf,
@@ -82,11 +85,7 @@ impl DesktopApp {
                 "no DISPLAY: run the suite under `xvfb-run -a` (scripts/test.sh does)".into(),
             );
         }
-        let tauri_driver = find_program("tauri-driver").ok_or(
-            "no `tauri-driver` on PATH or in ~/.cargo/bin: \
-             `cargo install tauri-driver --version ^2 --locked` (scripts/setup.sh does)",
-        )?;
-        let native_driver = find_program("WebKitWebDriver").ok_or(
+        let web_driver = find_program("WebKitWebDriver").ok_or(
             "no `WebKitWebDriver` on PATH: install Debian's `webkit2gtk-driver` \
              (scripts/setup.sh does)",
         )?;
@@ -97,11 +96,7 @@ impl DesktopApp {
                 app.display()
             ));
         }
-        Ok(Prerequisites {
-            tauri_driver,
-            native_driver,
-            app,
-        })
+        Ok(Prerequisites { web_driver, app })
     }
 
     /// Starts the app with `options` and waits until its window has loaded the UI.
@@ -119,7 +114,6 @@ impl DesktopApp {
         };
 
         let port = free_port()?;
-        let native_port = free_port()?;
         let log = artifacts_dir()
             .join("e2e-logs")
             .join(format!("app-{port}.log"));
@@ -127,20 +121,17 @@ impl DesktopApp {
             .context("cannot create the e2e log folder")?;
         let log_file = File::create(&log).context("cannot create the app log")?;
 
-        let mut command = Command::new(&prerequisites.tauri_driver);
+        let mut command = Command::new(&prerequisites.web_driver);
         command
-            .arg("--port")
-            .arg(port.to_string())
-            .arg("--native-port")
-            .arg(native_port.to_string())
-            .arg("--native-driver")
-            .arg(&prerequisites.native_driver)
+            .arg(format!("--port={port}"))
+            .arg("--host=127.0.0.1")
             .stdin(Stdio::null())
             .stdout(log_file.try_clone().context("cannot share the app log")?)
             .stderr(log_file)
-            // Own process group: ending the app also ends WebKitWebDriver and the app itself,
-            // which tauri-driver does not always take down with it.
+            // Own process group: ending it ends WebKitWebDriver, the app and WebKit's helpers.
             .process_group(0)
+            // What lets a Tauri 2 build — a release one too — be automated by WebKit.
+            .env("TAURI_WEBVIEW_AUTOMATION", "true")
             // Keep the developer's real mirror out of reach whatever their shell exports.
             .env_remove("COUNTERSIGN_DATA_DIR")
             // No WEBKIT_DISABLE_* switches: with either of them WebKitGTK 2.50 under Xvfb never
@@ -156,7 +147,7 @@ impl DesktopApp {
             command.env(key, value);
         }
         let driver = Driver {
-            child: command.spawn().context("cannot start tauri-driver")?,
+            child: command.spawn().context("cannot start WebKitWebDriver")?,
             log,
             stopped: false,
         };
@@ -165,15 +156,13 @@ impl DesktopApp {
         let mut app_args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
         app_args.extend(options.args);
         let session = async {
-            // tauri-driver forwards to WebKitWebDriver, which may still be starting: a session
-            // request before both listen is dropped.
+            // WebKitWebDriver may still be starting: a session request before it listens fails.
             wait_until_listening(port, Duration::from_secs(20)).await?;
-            wait_until_listening(native_port, Duration::from_secs(20)).await?;
             let session = Session::start(
                 &driver_url,
                 json!({
-                    "tauri:options": {
-                        "application": prerequisites.app,
+                    "webkitgtk:browserOptions": {
+                        "binary": prerequisites.app,
                         "args": app_args,
                     }
                 }),
@@ -244,8 +233,8 @@ impl Driver {
             return;
         }
         self.stopped = true;
-        // The group outlives tauri-driver if the app is still up, so it is signalled even when
-        // tauri-driver itself has already exited. (Signalled directly: procps' `kill` binary
+        // The group outlives WebKitWebDriver if the app is still up, so it is signalled even
+        // when the driver itself has already exited. (Signalled directly: procps' `kill` binary
         // can read `-PGID` as something else entirely.)
         // Never 0 (our own group) or 1 (everything): only the group made for the driver.
         let Some(group) = i32::try_from(self.child.id())
@@ -255,7 +244,7 @@ impl Driver {
         else {
             return;
         };
-        // SIGTERM first: tauri-driver then stops WebKitWebDriver itself.
+        // SIGTERM first, so WebKitWebDriver and the app can end cleanly.
         let _ = kill_process_group(group, Signal::TERM);
         let deadline = Instant::now() + Duration::from_secs(3);
         while Instant::now() < deadline {
@@ -337,18 +326,11 @@ pub fn app_binary() -> PathBuf {
     profile_dir.join(APP_BINARY)
 }
 
-/// `name` on PATH, or in `~/.cargo/bin` (where `cargo install` puts `tauri-driver`, and which
-/// is not on PATH in every non-interactive shell).
+/// `name` on PATH.
 fn find_program(name: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+    let dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).collect())
         .unwrap_or_default();
-    if let Some(home) = std::env::var_os("CARGO_HOME") {
-        dirs.push(PathBuf::from(home).join("bin"));
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        dirs.push(PathBuf::from(home).join(".cargo").join("bin"));
-    }
     dirs.into_iter()
         .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file())

@@ -1,7 +1,7 @@
 //! Shared helpers for the end-to-end suites.
 //!
 //! `webdriver` is a small W3C WebDriver client; `desktop` starts the real `countersign-desktop`
-//! binary under `tauri-driver` with its own data directory and environment; `fixture` prepares
+//! binary under `WebKitWebDriver` with its own data directory and environment; `fixture` prepares
 //! that data directory through `countersign-core` against the fakes (the app itself is still
 //! only ever driven from the outside, through its window).
 

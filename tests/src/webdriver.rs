@@ -1,8 +1,8 @@
 //! A small W3C WebDriver client over reqwest: sessions, elements, keys, scripts, screenshots.
 //!
 //! Only what the desktop suite needs, spoken exactly as the W3C spec words it
-//! (<https://www.w3.org/TR/webdriver2/>), so it works against `tauri-driver` (which forwards to
-//! WebKitGTK's `WebKitWebDriver`) and any other conforming driver.
+//! (<https://www.w3.org/TR/webdriver2/>), so it works against WebKitGTK's `WebKitWebDriver` and any
+//! other conforming driver.
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! `measure-desktop --empty DIR --full DIR [--runs N] [--thunderbird PROFILE]`: figures only, no
 //! assertions. Launches `countersign-desktop` through WebDriver (as the desktop suite does;
-//! needs a display, `tauri-driver` and `WebKitWebDriver`) in three setups, alternating, `N`
+//! needs a display and `WebKitWebDriver`) in three setups, alternating, `N`
 //! times each (default 3):
 //!
 //! - **floor**: the same binary with `--blank-window` (the same window and webview showing one

@@ -12,6 +12,11 @@
 #
 # No AppImage: Tauri's AppImage bundler downloads linuxdeploy and its plugins at build time
 # (see docs/install.md), and this build downloads nothing.
+#
+#   bash scripts/package.sh [--build-only]
+#
+# `--build-only` stops after the release build: scripts/test.sh runs that part early, beside
+# its other steps, and this script again at the end, when the build has nothing left to do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -34,6 +39,9 @@ target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 say "release build of the CLI and the app"
 cargo build --release --locked -p countersign-cli -p countersign-desktop \
   --features countersign-desktop/demo,tauri/custom-protocol
+if [[ ${1:-} == --build-only ]]; then
+  exit 0
+fi
 
 cli="$target_dir/release/countersign"
 # The CLI's place in the package; the path outside depends on the target dir, so it is given

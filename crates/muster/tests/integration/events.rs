@@ -15,19 +15,27 @@ fn quick() -> EventOptions {
     }
 }
 
-async fn next(events: &mut Receiver<MusterEvent>, within: Duration) -> MusterEvent {
+/// How long a test waits for an event before it fails. Only a broken stream ever waits this
+/// long: every wait ends when the event comes, so the bound is generous for a loaded machine.
+const WITHIN: Duration = Duration::from_secs(20);
+
+async fn next_within(events: &mut Receiver<MusterEvent>, within: Duration) -> MusterEvent {
     tokio::time::timeout(within, events.recv())
         .await
         .unwrap_or_else(|_| panic!("no event within {within:?}"))
         .expect("the event stream is still running")
 }
 
+async fn next(events: &mut Receiver<MusterEvent>) -> MusterEvent {
+    next_within(events, WITHIN).await
+}
+
 /// Skip events until `wanted` arrives.
-async fn until(events: &mut Receiver<MusterEvent>, within: Duration, wanted: &MusterEvent) {
-    let deadline = Instant::now() + within;
+async fn until(events: &mut Receiver<MusterEvent>, wanted: &MusterEvent) {
+    let deadline = Instant::now() + WITHIN;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        if &next(events, left).await == wanted {
+        if &next_within(events, left).await == wanted {
             return;
         }
     }
@@ -42,23 +50,20 @@ async fn a_change_on_muster_is_pushed_over_the_open_stream() {
     let filed = file_reply(&fake, false);
     let muster = client(&fake);
     let mut events = muster.events(quick());
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     fake.clear_requests();
     let second = fake
         .relay_message("gmail-relay", "inbox-chat", "bo@example.com", "Hi", "…")
         .unwrap();
     let draft = fake.file_draft(&second.route_id, "Hello Bo").unwrap();
     assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
+        next(&mut events).await,
         MusterEvent::RouteChanged {
             id: second.route_id.clone()
         }
     );
     assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
+        next(&mut events).await,
         MusterEvent::DraftChanged { id: draft }
     );
     // A reconnect would have sent Disconnected and Connected before these and a GET /events;
@@ -79,23 +84,17 @@ async fn a_cut_stream_is_reconnected_and_connected_is_sent_again() {
     let filed = file_reply(&fake, false);
     let muster = client(&fake);
     let mut events = muster.events(quick());
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     fake.cut_event_streams();
     assert!(matches!(
-        next(&mut events, Duration::from_secs(2)).await,
+        next(&mut events).await,
         MusterEvent::Disconnected { .. }
     ));
-    assert_eq!(
-        next(&mut events, Duration::from_secs(2)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     // The new stream delivers changes too.
     fake.time_out_route(&filed.route_id).unwrap();
     assert_eq!(
-        next(&mut events, Duration::from_secs(1)).await,
+        next(&mut events).await,
         MusterEvent::RouteChanged {
             id: filed.route_id.clone()
         }
@@ -104,13 +103,10 @@ async fn a_cut_stream_is_reconnected_and_connected_is_sent_again() {
     // A second cut is a second outage, reported and recovered the same way.
     fake.cut_event_streams();
     assert!(matches!(
-        next(&mut events, Duration::from_secs(2)).await,
+        next(&mut events).await,
         MusterEvent::Disconnected { .. }
     ));
-    assert_eq!(
-        next(&mut events, Duration::from_secs(2)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
 }
 
 #[tokio::test]
@@ -122,15 +118,9 @@ async fn a_silent_stream_stays_open_and_asks_for_a_resync_every_interval() {
         resync_every: Duration::from_millis(100),
         ..quick()
     });
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     for _ in 0..10 {
-        assert_eq!(
-            next(&mut events, Duration::from_secs(2)).await,
-            MusterEvent::Resync
-        );
+        assert_eq!(next(&mut events).await, MusterEvent::Resync);
     }
     assert_eq!(fake.count_requests("GET", "/events"), 1);
     assert_eq!(fake.event_streams(), 1);
@@ -147,14 +137,11 @@ async fn events_arrive_among_musters_other_traffic_and_ids_are_strings_on_the_st
     fake.set_event_noise(Some(Duration::from_millis(1)));
     let muster = client(&fake);
     let mut events = muster.events(quick());
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     fake.time_out_route(&filed.route_id).unwrap();
     // task.changed, agent.stream, … are not passed on; the route change is.
     assert_eq!(
-        next(&mut events, Duration::from_secs(2)).await,
+        next(&mut events).await,
         MusterEvent::RouteChanged {
             id: filed.route_id.clone()
         }
@@ -167,13 +154,10 @@ async fn an_outage_is_reported_once_and_the_stream_comes_back_with_muster() {
     let fake = fake().await;
     let muster = client(&fake);
     let mut events = muster.events(quick());
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     fake.set_online(false);
     assert!(matches!(
-        next(&mut events, Duration::from_secs(2)).await,
+        next(&mut events).await,
         MusterEvent::Disconnected { .. }
     ));
     // Back on the network but answering 503 three times (a proxy in front of muster while it
@@ -182,10 +166,7 @@ async fn an_outage_is_reported_once_and_the_stream_comes_back_with_muster() {
     let before = fake.count_requests("GET", "/events");
     fake.fail_next("GET", "/events", 3, 503);
     fake.set_online(true);
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     assert!(
         fake.count_requests("GET", "/events") >= before + 4,
         "three refused reconnects, then the one that worked"
@@ -199,10 +180,7 @@ async fn an_expired_cookie_on_the_stream_is_renewed_silently() {
     muster.login().await.unwrap();
     fake.expire_sessions();
     let mut events = muster.events(quick());
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     assert_eq!(fake.count_requests("POST", "/login"), 2);
 }
 
@@ -214,11 +192,8 @@ async fn a_session_that_cannot_be_renewed_ends_the_stream_with_sign_in_again() {
     fake.expire_sessions();
     fake.fail_next("POST", "/login", 10, 401);
     let mut events = muster.events(quick());
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::SignInAgain
-    );
-    let end = tokio::time::timeout(Duration::from_secs(2), events.recv())
+    assert_eq!(next(&mut events).await, MusterEvent::SignInAgain);
+    let end = tokio::time::timeout(WITHIN, events.recv())
         .await
         .expect("the stream ends");
     assert_eq!(end, None);
@@ -230,11 +205,11 @@ async fn dropping_the_receiver_closes_the_stream() {
     file_reply(&fake, false);
     let muster = client(&fake);
     let mut events = muster.events(quick());
-    until(&mut events, Duration::from_secs(5), &MusterEvent::Connected).await;
+    until(&mut events, &MusterEvent::Connected).await;
     assert_eq!(fake.event_streams(), 1);
     drop(events);
     // The fake notices a closed connection when it next writes to it.
-    let deadline = Instant::now() + Duration::from_secs(3);
+    let deadline = Instant::now() + WITHIN;
     while fake.event_streams() > 0 && Instant::now() < deadline {
         // Every relay is a change, so each round writes to the stream.
         fake.relay_message("gmail-relay", "inbox-chat", "x@example.com", "ping", "")
@@ -250,14 +225,10 @@ async fn an_error_answer_to_the_stream_is_retried_with_backoff_until_it_connects
     let muster = client(&fake);
     fake.fail_next("GET", "/events", 3, 503);
     let mut events = muster.events(quick());
-    let MusterEvent::Disconnected { reason } = next(&mut events, Duration::from_secs(5)).await
-    else {
+    let MusterEvent::Disconnected { reason } = next(&mut events).await else {
         panic!("expected Disconnected first");
     };
     assert!(reason.contains("503"), "{reason}");
-    assert_eq!(
-        next(&mut events, Duration::from_secs(5)).await,
-        MusterEvent::Connected
-    );
+    assert_eq!(next(&mut events).await, MusterEvent::Connected);
     assert_eq!(fake.count_requests("GET", "/events"), 4);
 }

@@ -195,8 +195,15 @@ pub(super) async fn deliver_refusals(
 
 /// Tell the owner, once per dispatch pass, which drafts a rule approved were sent (`report`'s
 /// attempts that ended done, decided by `rule:<id>@<version>`), unless notifications are off.
-pub(super) async fn deliver_rule_sends(store: &Store, report: &DispatchReport, on_event: &OnEvent) {
-    match rule_sends(store, report).await {
+/// The draft in view is left out, as a refusal is: the owner watches it change.
+pub(super) async fn deliver_rule_sends(
+    store: &Store,
+    report: &DispatchReport,
+    viewing: &Mutex<Option<i64>>,
+    on_event: &OnEvent,
+) {
+    let in_view = *viewing.lock().unwrap_or_else(|e| e.into_inner());
+    match rule_sends(store, report, in_view).await {
         Ok(sent) if !sent.is_empty() => on_event(AppEvent::SentByRule { sent }),
         Ok(_) => {}
         Err(error) => tracing::warn!(error = %error, "cannot tell the rule sends"),
@@ -204,11 +211,19 @@ pub(super) async fn deliver_rule_sends(store: &Store, report: &DispatchReport, o
 }
 
 /// The drafts of `report` a rule approved and that were sent, when the owner wants to hear
-/// about them ([`crate::store::Settings::notifications`]).
-pub async fn rule_sends(store: &Store, report: &DispatchReport) -> Result<Vec<RuleSend>> {
+/// about them ([`crate::store::Settings::notifications`]), but for `in_view`, the item the
+/// owner is looking at.
+pub async fn rule_sends(
+    store: &Store,
+    report: &DispatchReport,
+    in_view: Option<i64>,
+) -> Result<Vec<RuleSend>> {
     let mut sent = Vec::new();
     for attempt in &report.attempts {
         let decision = &attempt.decision;
+        if in_view == Some(decision.item_id) {
+            continue;
+        }
         let by_rule = decision.decided_by.as_deref().and_then(rule_of_actor);
         let (OutcomeKind::Done, Some(rule_id), crate::domain::DecisionKind::Approve) =
             (attempt.outcome, by_rule, decision.kind)

@@ -360,8 +360,8 @@ impl RunningApp {
         }
     }
 
-    /// The owner is looking at `item_id` (or at nothing): a refusal of the item in view is not
-    /// notified — the owner sees it already.
+    /// The owner is looking at `item_id` (or at nothing): a refusal of the item in view, or its
+    /// send by a rule, is not notified — the owner sees it already.
     pub fn set_viewing(&self, item_id: Option<i64>) {
         *self.viewing.lock().unwrap_or_else(|e| e.into_inner()) = item_id;
     }
@@ -525,7 +525,7 @@ impl RunningApp {
                                 emit_items(&store, &on_event, ChangeCause::Dispatched, item_ids)
                                     .await;
                                 deliver_refusals(&store, &viewing, &on_event).await;
-                                deliver_rule_sends(&store, &report, &on_event).await;
+                                deliver_rule_sends(&store, &report, &viewing, &on_event).await;
                             }
                         }
                         Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),

@@ -203,14 +203,12 @@ async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off
     app.stop();
 }
 
-#[tokio::test]
-async fn a_rules_decision_is_announced_at_once_and_its_send_is_told_once_with_the_rules_name() {
-    use countersign_core::app::RuleSend;
+/// An armed rule, "Replies to example.com", that approves replies to example.com at once (no
+/// settle) with a one-second undo window.
+async fn arm_a_rule_for_example_com(env: &Env) {
     use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
     use countersign_core::store::RuleMode;
 
-    let env = Env::new().await;
-    let account = env.connect_gmail().await;
     let mut settings = env.store.settings().await.unwrap();
     settings.rule_settle_secs = 0;
     // A window, however short, puts the decision and its send in two passes: the decision is
@@ -238,6 +236,15 @@ async fn a_rules_decision_is_announced_at_once_and_its_send_is_told_once_with_th
         .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_rules_decision_is_announced_at_once_and_its_send_is_told_once_with_the_rules_name() {
+    use countersign_core::app::RuleSend;
+
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    arm_a_rule_for_example_com(&env).await;
     env.gmail.add_inbox_message(&parent(1), None);
     let draft = env.gmail.file_draft(&reply(1, "Yes, Tuesday works."), None);
     sync(&env, &account).await;
@@ -293,5 +300,76 @@ async fn a_rules_decision_is_announced_at_once_and_its_send_is_told_once_with_th
     assert_eq!(told[0][0].item.id, item.id);
     assert_eq!(told[0][0].item.state, ItemState::Sent);
     assert_eq!(env.gmail.send_requests(&draft.id), 1);
+    app.stop();
+}
+
+#[tokio::test]
+async fn a_rules_send_of_the_draft_in_view_is_not_told_and_one_sent_beside_it_is() {
+    use countersign_core::app::RuleSend;
+
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    arm_a_rule_for_example_com(&env).await;
+    env.gmail.add_inbox_message(&parent(1), None);
+    env.gmail.add_inbox_message(&parent(2), None);
+    let watched = env.gmail.file_draft(&reply(1, "Yes, Tuesday works."), None);
+    let beside = env
+        .gmail
+        .file_draft(&reply(2, "Thursday suits me too."), None);
+    sync(&env, &account).await;
+    let watched_item = item_for(&env, &watched.id).await;
+    let beside_item = item_for(&env, &beside.id).await;
+
+    let told: Arc<Mutex<Vec<Vec<RuleSend>>>> = Arc::default();
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            dispatch: quick_dispatch(),
+            ..AppOptions::default()
+        },
+        {
+            let told = told.clone();
+            Arc::new(move |event| {
+                if let AppEvent::SentByRule { sent } = event {
+                    told.lock().unwrap().push(sent);
+                }
+            })
+        },
+    )
+    .await
+    .unwrap();
+    // Before the undo window (a second) lets either leave.
+    app.set_viewing(Some(watched_item.id));
+
+    let told_of = |id: i64| {
+        let told = told.clone();
+        move || {
+            let told = told.clone();
+            async move {
+                told.lock()
+                    .unwrap()
+                    .iter()
+                    .flatten()
+                    .any(|s| s.item.id == id)
+            }
+        }
+    };
+    eventually(
+        Duration::from_secs(20),
+        "the draft sent beside the one in view is told",
+        told_of(beside_item.id),
+    )
+    .await;
+    // The rule decided both in its first pass, with one due time, so both were sent in one
+    // pass: the notification that names one would name the other.
+    assert_eq!(env.gmail.send_requests(&watched.id), 1);
+    assert_eq!(env.gmail.send_requests(&beside.id), 1);
+    assert!(
+        !told_of(watched_item.id)().await,
+        "the send of the draft in view is not notified: {:?}",
+        told.lock().unwrap()
+    );
     app.stop();
 }

@@ -243,8 +243,9 @@ SELECT * FROM record
           WHEN 'edited' THEN edited AND kind = 'approve'
           ELSE outcome = ?1 END))
    AND (?2 IS NULL OR account_id = ?2)
-   AND (?3 IS NULL OR instr(lower(subject || char(10) || recipients || char(10)
-                                  || COALESCE(reason, '')), lower(?3)) > 0)
+   -- ?3 is a pattern from store::contains_ignoring_case
+   AND (?3 IS NULL OR (subject || char(10) || recipients || char(10) || COALESCE(reason, ''))
+                      REGEXP ?3)
    AND (?4 IS NULL OR decision_id = ?4)
  ORDER BY decided_at DESC, decision_id DESC
  LIMIT ?5 OFFSET ?6";
@@ -260,11 +261,12 @@ impl Store {
             .search
             .as_deref()
             .map(str::trim)
-            .filter(|s| !s.is_empty());
+            .filter(|s| !s.is_empty())
+            .map(crate::store::contains_ignoring_case);
         self.record(
             filter.kind,
             filter.account_id.as_deref(),
-            search,
+            search.as_deref(),
             None,
             i64::from(limit),
             i64::from(filter.offset),
@@ -362,6 +364,7 @@ impl Store {
         &self,
         kind: Option<HistoryKind>,
         account_id: Option<&str>,
+        // A pattern from `store::contains_ignoring_case`.
         search: Option<&str>,
         decision_id: Option<i64>,
         limit: i64,

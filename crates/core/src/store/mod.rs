@@ -153,6 +153,8 @@ async fn connect(path: &Path) -> Result<SqlitePool> {
         .foreign_keys(true)
         .busy_timeout(Duration::from_secs(10))
         .synchronous(SqliteSynchronous::Full)
+        // REGEXP, for searches that fold case beyond ASCII (`contains_ignoring_case`).
+        .with_regexp()
         // A bounded page cache per connection (negative: KiB), so an app that lives in the
         // tray all day does not keep SQLite's default 2 MiB × every pooled connection; the
         // queue is read a page at a time, which fits well within it.
@@ -281,4 +283,11 @@ impl Found<()> for sqlx::sqlite::SqliteQueryResult {
     fn found(self, what: &'static str, id: impl ToString) -> Result<()> {
         (self.rows_affected() > 0).then_some(()).found(what, id)
     }
+}
+
+/// A pattern for SQL's `REGEXP` (sqlx's, the `regex` crate's syntax) that finds `text` anywhere,
+/// literally, ignoring case as Unicode folds it: "élodie" finds "Élodie", which SQLite's `LIKE`
+/// and `lower()` (ASCII only without ICU) do not. The owner's `%`, `.` or `*` are characters.
+pub(crate) fn contains_ignoring_case(text: &str) -> String {
+    format!("(?i){}", regex::escape(text))
 }

@@ -136,23 +136,14 @@ impl Conditions {
             binds.push(source.as_str().to_string());
         }
         if let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) {
-            // LIKE is case-insensitive for ASCII letters only (SQLite without ICU): "é" does
-            // not match "É". Wildcards typed by the owner are matched literally.
-            let pattern = format!("%{}%", escape_like(text));
+            let pattern = super::contains_ignoring_case(text);
             sql.push_str(
-                " AND (i.subject LIKE ? ESCAPE '\\' OR i.from_addr LIKE ? ESCAPE '\\'
-                       OR i.recipients LIKE ? ESCAPE '\\')",
+                " AND (i.subject REGEXP ? OR i.from_addr REGEXP ? OR i.recipients REGEXP ?)",
             );
             binds.extend([pattern.clone(), pattern.clone(), pattern]);
         }
         Conditions { sql, binds }
     }
-}
-
-fn escape_like(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
 }
 
 /// `AND` the rows strictly after (`after`) or strictly before `cursor` in the list order.

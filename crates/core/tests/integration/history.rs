@@ -139,7 +139,7 @@ async fn the_record_names_each_decision_by_kind_and_every_filter_narrows_it() {
     .await;
 
     approve_now(&env, sent).await;
-    reject_now(&env, rejected, "Wrong facts or figures").await;
+    reject_now(&env, rejected, "Wrong facts: ÉLODIE's figures").await;
     let agents = shown(&env, edited).await;
     let fixed = save_edit(
         &env.store,
@@ -227,7 +227,7 @@ async fn the_record_names_each_decision_by_kind_and_every_filter_narrows_it() {
     assert_eq!(entry(rejected).decision, DecisionKind::Reject);
     assert_eq!(
         entry(rejected).reason.as_deref(),
-        Some("Wrong facts or figures")
+        Some("Wrong facts: ÉLODIE's figures")
     );
     assert_eq!(entry(rejected).recipients, "zoe@client.example");
     assert_eq!(entry(rejected).final_state, ItemState::Rejected);
@@ -271,6 +271,8 @@ async fn the_record_names_each_decision_by_kind_and_every_filter_narrows_it() {
         history(&env, searching("WRONG FACTS")).await,
         vec![rejected]
     );
+    // Beyond ASCII too (SQLite's own LIKE and lower() fold only A-Z).
+    assert_eq!(history(&env, searching("élodie's")).await, vec![rejected]);
     assert_eq!(history(&env, searching("zoe@client")).await, vec![rejected]);
     assert_eq!(
         history(&env, searching("invoice 3 (fixed)")).await,

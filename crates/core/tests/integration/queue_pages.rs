@@ -175,6 +175,7 @@ async fn the_text_filter_and_the_counts_per_state_come_from_sql() {
     queue_of(&store, &account, 40).await;
     file(&store, &account, 500, "Discount 100% off").await;
     file(&store, &account, 501, "Discount 1000 off").await;
+    file(&store, &account, 502, "Devis pour Élodie").await;
 
     let filtered = store
         .queue_page(
@@ -211,6 +212,29 @@ async fn the_text_filter_and_the_counts_per_state_come_from_sql() {
     assert_eq!(percent.items.len(), 1);
     assert_eq!(percent.items[0].subject, "Discount 100% off");
 
+    // Case folds beyond ASCII (SQLite's own LIKE folds only A-Z), and a `.` is a character.
+    let accented = store
+        .queue_page(
+            &ItemFilter::default(),
+            Some("élodie"),
+            &PageStart::First,
+            100,
+        )
+        .await
+        .unwrap();
+    assert_eq!(accented.items.len(), 1);
+    assert_eq!(accented.items[0].subject, "Devis pour Élodie");
+    let dot = store
+        .queue_page(
+            &ItemFilter::default(),
+            Some("order 3."),
+            &PageStart::First,
+            100,
+        )
+        .await
+        .unwrap();
+    assert_eq!(dot.total, 0, "{:?}", dot.items);
+
     // Recipients match too, and a state filter narrows by SQL.
     let queued_to_client7 = store
         .queue_page(
@@ -234,5 +258,5 @@ async fn the_text_filter_and_the_counts_per_state_come_from_sql() {
     }
     assert_eq!(counts, expected);
     assert_eq!(counts[&ItemState::Queued], 6);
-    assert_eq!(counts[&ItemState::Pending], 36);
+    assert_eq!(counts[&ItemState::Pending], 37);
 }

@@ -65,12 +65,14 @@ fn main() -> anyhow::Result<()> {
             // Waiting here keeps every command from running before the state is there; in demo
             // mode it also means the first queue painted already holds the demo drafts.
             let on_event = events::forwarder(app.handle().clone());
-            let state = tauri::async_runtime::block_on(AppState::start(
-                data_dir,
-                demo,
-                state::Secrets::Owner,
-                on_event,
-            ));
+            // The demo's secrets are the fakes' and never go near the owner's keyring.
+            let secrets = if demo {
+                state::Secrets::Files
+            } else {
+                state::Secrets::Owner
+            };
+            let state =
+                tauri::async_runtime::block_on(AppState::start(data_dir, demo, secrets, on_event));
             #[cfg(feature = "demo")]
             if let Some(demo) = state.demo() {
                 demo.run_agent(demo::AgentTimes::default());

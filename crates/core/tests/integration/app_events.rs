@@ -4,11 +4,27 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use countersign_core::app::{AppEvent, AppOptions, ChangeCause, ItemsChanged, RunningApp};
+use countersign_core::app::{AppEvent, AppOptions, ChangeCause, ItemsChanged, OnEvent, RunningApp};
 use countersign_core::decide::Confirmation;
 use countersign_core::ItemState;
 
 use crate::support::*;
+
+/// The running app over `env`, dispatching quickly, telling `on_event` what it does.
+async fn start_app(env: &Env, on_event: OnEvent) -> RunningApp {
+    RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            dispatch: quick_dispatch(),
+            ..AppOptions::default()
+        },
+        on_event,
+    )
+    .await
+    .unwrap()
+}
 
 #[tokio::test]
 async fn a_decision_is_announced_at_once_with_the_changed_row_and_so_is_its_dispatch() {
@@ -18,25 +34,15 @@ async fn a_decision_is_announced_at_once_with_the_changed_row_and_so_is_its_disp
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
     let heard: Arc<Mutex<Vec<ItemsChanged>>> = Arc::default();
-    let app = RunningApp::start(
-        env.store.clone(),
-        env.services.clone(),
-        env.dir.path(),
-        AppOptions {
-            dispatch: quick_dispatch(),
-            ..AppOptions::default()
-        },
-        {
-            let heard = heard.clone();
-            Arc::new(move |event| {
-                if let AppEvent::ItemsChanged(changed) = event {
-                    heard.lock().unwrap().push(changed);
-                }
-            })
-        },
-    )
-    .await
-    .unwrap();
+    let app = start_app(&env, {
+        let heard = heard.clone();
+        Arc::new(move |event| {
+            if let AppEvent::ItemsChanged(changed) = event {
+                heard.lock().unwrap().push(changed);
+            }
+        })
+    })
+    .await;
     let for_item = |cause: ChangeCause| {
         heard
             .lock()
@@ -130,25 +136,15 @@ async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off
         env.muster.claim(draft).unwrap();
     }
     let notified: Arc<Mutex<Vec<i64>>> = Arc::default();
-    let app = RunningApp::start(
-        env.store.clone(),
-        env.services.clone(),
-        env.dir.path(),
-        AppOptions {
-            dispatch: quick_dispatch(),
-            ..AppOptions::default()
-        },
-        {
-            let notified = notified.clone();
-            Arc::new(move |event| {
-                if let AppEvent::Refusal { refusal, .. } = event {
-                    notified.lock().unwrap().push(refusal.item_id);
-                }
-            })
-        },
-    )
-    .await
-    .unwrap();
+    let app = start_app(&env, {
+        let notified = notified.clone();
+        Arc::new(move |event| {
+            if let AppEvent::Refusal { refusal, .. } = event {
+                notified.lock().unwrap().push(refusal.item_id);
+            }
+        })
+    })
+    .await;
     let marked = |item: i64| {
         let store = env.store.clone();
         async move {
@@ -252,27 +248,17 @@ async fn a_rules_decision_is_announced_at_once_and_its_send_is_told_once_with_th
 
     let decided: Arc<Mutex<Vec<ItemsChanged>>> = Arc::default();
     let told: Arc<Mutex<Vec<Vec<RuleSend>>>> = Arc::default();
-    let app = RunningApp::start(
-        env.store.clone(),
-        env.services.clone(),
-        env.dir.path(),
-        AppOptions {
-            dispatch: quick_dispatch(),
-            ..AppOptions::default()
-        },
-        {
-            let (decided, told) = (decided.clone(), told.clone());
-            Arc::new(move |event| match event {
-                AppEvent::ItemsChanged(changed) if changed.cause == ChangeCause::RulesDecided => {
-                    decided.lock().unwrap().push(changed)
-                }
-                AppEvent::SentByRule { sent } => told.lock().unwrap().push(sent),
-                _ => {}
-            })
-        },
-    )
-    .await
-    .unwrap();
+    let app = start_app(&env, {
+        let (decided, told) = (decided.clone(), told.clone());
+        Arc::new(move |event| match event {
+            AppEvent::ItemsChanged(changed) if changed.cause == ChangeCause::RulesDecided => {
+                decided.lock().unwrap().push(changed)
+            }
+            AppEvent::SentByRule { sent } => told.lock().unwrap().push(sent),
+            _ => {}
+        })
+    })
+    .await;
 
     eventually(
         Duration::from_secs(20),
@@ -321,25 +307,15 @@ async fn a_rules_send_of_the_draft_in_view_is_not_told_and_one_sent_beside_it_is
     let beside_item = item_for(&env, &beside.id).await;
 
     let told: Arc<Mutex<Vec<Vec<RuleSend>>>> = Arc::default();
-    let app = RunningApp::start(
-        env.store.clone(),
-        env.services.clone(),
-        env.dir.path(),
-        AppOptions {
-            dispatch: quick_dispatch(),
-            ..AppOptions::default()
-        },
-        {
-            let told = told.clone();
-            Arc::new(move |event| {
-                if let AppEvent::SentByRule { sent } = event {
-                    told.lock().unwrap().push(sent);
-                }
-            })
-        },
-    )
-    .await
-    .unwrap();
+    let app = start_app(&env, {
+        let told = told.clone();
+        Arc::new(move |event| {
+            if let AppEvent::SentByRule { sent } = event {
+                told.lock().unwrap().push(sent);
+            }
+        })
+    })
+    .await;
     // Before the undo window (a second) lets either leave.
     app.set_viewing(Some(watched_item.id));
 

@@ -77,6 +77,20 @@ enum Guard {
     HoldEverything,
 }
 
+/// What the armed rules decide for `item_id` now, which must be a decision.
+async fn judged_to_decide(env: &Env, item_id: i64) -> Box<pass::Verdict> {
+    let rules = env.store.rules().await.unwrap();
+    let settings = env.store.settings().await.unwrap();
+    let Judged::Decide(verdict) =
+        pass::judge(&env.store, &rules, &settings, item_id, chrono::Utc::now())
+            .await
+            .unwrap()
+    else {
+        panic!("the armed rule decides a clean draft");
+    };
+    verdict
+}
+
 #[tokio::test]
 async fn every_guard_holds_a_draft_an_armed_rule_matches() {
     let multipart_exe = "Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\n\
@@ -305,15 +319,7 @@ async fn an_armed_rules_approval_binds_to_the_digest_it_judged() {
     let draft = env.gmail.file_draft(&reply(1, "The invoice."), None);
     sync(&env, &account).await;
     let item_id = item_for(&env, &draft.id).await.id;
-    let rules = env.store.rules().await.unwrap();
-    let settings = env.store.settings().await.unwrap();
-    let Judged::Decide(verdict) =
-        pass::judge(&env.store, &rules, &settings, item_id, chrono::Utc::now())
-            .await
-            .unwrap()
-    else {
-        panic!("the armed rule decides a clean draft");
-    };
+    let verdict = judged_to_decide(&env, item_id).await;
 
     // The agent rewrites the draft between the rule's look and its decision.
     env.gmail
@@ -560,15 +566,7 @@ async fn a_rule_decision_written_just_after_hold_everything_swept_is_taken_back(
     settle_now(&env).await;
     armed(&env, &approve_within_example()).await;
     let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
-    let rules = env.store.rules().await.unwrap();
-    let settings = env.store.settings().await.unwrap();
-    let Judged::Decide(verdict) =
-        pass::judge(&env.store, &rules, &settings, item_id, chrono::Utc::now())
-            .await
-            .unwrap()
-    else {
-        panic!("the armed rule decides a clean draft");
-    };
+    let verdict = judged_to_decide(&env, item_id).await;
     // The owner holds everything between the rule's look and its decision: the sweep finds
     // nothing queued yet.
     let undone = pass::set_hold_everything(&env.store, true, THE_OWNER)

@@ -94,6 +94,23 @@ pub enum ItemEvent {
     /// The owner looks again at a conflict, or at a Gmail draft whose send Google refused
     /// (still in Drafts: after reconnecting the account it can be approved again).
     ReviewAgain,
+    /// What a decision came to contradicts what the mirror holds (say, the service answered
+    /// "sent" while a sync had mirrored "rejected"): whatever the item was, the owner must
+    /// look at it again.
+    Contradicted,
+}
+
+/// How an outcome the dispatcher learned lands on an item that a sync may have moved first
+/// ([`ItemState::settle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// The item moved to this state.
+    Moved(ItemState),
+    /// The item already is where the outcome puts it: a sync mirrored the service's own state
+    /// before the dispatcher heard. Nothing changes; the audit says "already so".
+    AlreadySo(ItemState),
+    /// The mirror holds something the outcome contradicts (this state).
+    Contradicts(ItemState),
 }
 
 impl ItemState {
@@ -170,6 +187,7 @@ impl ItemState {
                 Some(S::Gone)
             }
             (S::Conflict | S::SendFailed, E::ReviewAgain) => Some(S::Pending),
+            (_, E::Contradicted) => Some(S::Conflict),
             _ => None,
         };
         next.ok_or_else(|| {
@@ -178,6 +196,25 @@ impl ItemState {
                 "that move is not allowed",
             )
         })
+    }
+
+    /// Apply an event the dispatcher learned from the service (a decision's outcome) to an
+    /// item a sync may already have moved: the move when it is allowed; "already so" when the
+    /// item is where the event leads (a rejection muster confirmed after a sync mirrored it);
+    /// otherwise a contradiction, which the caller turns into a conflict the owner sees —
+    /// never an error that stops the dispatcher.
+    pub fn settle(self, event: ItemEvent) -> Settled {
+        if let Ok(next) = self.apply(event) {
+            return Settled::Moved(next);
+        }
+        // Where the event leads from `sending`, the state a dispatched decision's item is in.
+        match ItemState::Sending.apply(event) {
+            Ok(target) if target == self => Settled::AlreadySo(self),
+            // "Gone" is all a sync can say of a draft that left Drafts: the dispatcher's answer
+            // (sent, rejected, refused) says more, and is taken.
+            Ok(target) if self == ItemState::Gone && target.is_final() => Settled::Moved(target),
+            _ => Settled::Contradicts(self),
+        }
     }
 
     /// The state to keep when a sync observes `observed` at the service for an item that is
@@ -286,6 +323,17 @@ pub enum OutcomeKind {
 }
 
 impl DispatchOutcome {
+    /// What the service said, for every outcome but done.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            DispatchOutcome::Done => None,
+            DispatchOutcome::Conflict(d)
+            | DispatchOutcome::Failed(d)
+            | DispatchOutcome::Uncertain(d)
+            | DispatchOutcome::Retry(d) => Some(d),
+        }
+    }
+
     /// The outcome without its detail.
     pub fn kind(&self) -> OutcomeKind {
         match self {

@@ -176,6 +176,18 @@ impl Error {
         )
     }
 
+    /// A failure of the whole — the mirror file, the data directory — rather than of one
+    /// decision or item: a dispatch pass stops for these and for nothing else (issue 39).
+    pub fn is_of_the_whole(&self) -> bool {
+        matches!(
+            self,
+            Error::Database(_)
+                | Error::DataDir { .. }
+                | Error::CorruptMirror { .. }
+                | Error::Migrate { .. }
+        )
+    }
+
     /// Build a [`Error::Refused`].
     pub fn refused(action: impl Into<String>, why: impl Into<String>) -> Self {
         Error::Refused {

@@ -189,3 +189,69 @@ async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every
         assert_eq!(decision["state"], "done", "{decision} (seed {seed})");
     }
 }
+
+/// Issue 39's sequence: a rejection lands at muster but its answer is lost, a sync mirrors the
+/// rejection, and the look-up that finds it landed must settle it as "already so" — not stop
+/// every later dispatch (it used to exit 1 on every run, and later approvals never left).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_rejection_a_sync_already_mirrored_never_stops_a_later_approval() {
+    let muster = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    muster.create_plugin("gmail-relay", false).unwrap();
+    let mut drafts = Vec::new();
+    for subject in ["Invoice", "Lunch"] {
+        let relayed = muster
+            .relay_message("gmail-relay", "inbox-chat", "ana@example.com", subject, "?")
+            .unwrap();
+        drafts.push(muster.file_draft(&relayed.route_id, "Sure.").unwrap());
+    }
+    let (rejected, approved) = (&drafts[0], &drafts[1]);
+    let cli = Cli::new();
+    cli.add_muster(&muster).await;
+    cli.exec(&["settings", "set", "undo-window", "0"])
+        .await
+        .ok();
+    cli.exec(&["sync"]).await.ok();
+    let rejected_id = cli.item_id(rejected).await;
+
+    // 1. muster commits the rejection and the answer is lost on the way back.
+    cli.exec(&["reject", &rejected_id, "--reason", "not this one"])
+        .await
+        .ok();
+    muster.drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1);
+    cli.exec(&["dispatch"]).await.ok();
+    assert_eq!(muster.draft(rejected).unwrap()["state"], "rejected");
+    let outbox = cli.exec(&["outbox", "--json"]).await.json();
+    assert_eq!(outbox[0]["state"], "uncertain", "{outbox}");
+
+    // 2. A sync mirrors muster's word: the item is rejected.
+    cli.exec(&["sync"]).await.ok();
+    assert_eq!(cli.item(rejected).await["state"], "rejected");
+
+    // 3. The look-up finds the rejection landed: already so, and the pass goes on.
+    cli.exec(&["dispatch"]).await.ok();
+    let approved_id = cli.item_id(approved).await;
+    cli.show(&approved_id).await;
+    cli.exec(&["approve", &approved_id, "--no-undo"]).await.ok();
+    cli.exec(&["dispatch"]).await.ok();
+    assert_eq!(muster.draft(approved).unwrap()["state"], "approved");
+    assert_eq!(cli.item(rejected).await["state"], "rejected");
+    let outbox = cli.exec(&["outbox", "--all", "--json"]).await.json();
+    for decision in outbox.as_array().unwrap() {
+        assert_eq!(decision["state"], "done", "{outbox}");
+    }
+    let detail = cli.exec(&["show", &rejected_id, "--json"]).await.json();
+    let settled = detail["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|a| a["action"] == "reject dispatched")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(settled["outcome"], "done", "{detail}");
+    assert!(
+        settled["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("already so")),
+        "{settled}"
+    );
+}

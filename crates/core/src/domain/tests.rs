@@ -146,3 +146,52 @@ fn every_state_name_round_trips() {
     }
     assert!("bogus".parse::<ItemState>().is_err());
 }
+
+/// Issue 39: a sync may mirror what the service did before the dispatcher hears of it. The
+/// outcome then lands as "already so", a truer final word replaces "gone", and anything else is
+/// a contradiction the owner sees — never a refused move that stops the dispatcher.
+#[test]
+fn an_outcome_a_sync_mirrored_first_is_already_so_and_a_contradiction_is_named() {
+    use ItemEvent as E;
+    use ItemState as S;
+    let cases = [
+        (
+            S::Rejected,
+            E::RejectionDone,
+            Settled::AlreadySo(S::Rejected),
+        ),
+        (S::Sent, E::Delivered, Settled::AlreadySo(S::Sent)),
+        (S::Gone, E::Vanished, Settled::AlreadySo(S::Gone)),
+        (
+            S::Rejected,
+            E::CheckRefused,
+            Settled::AlreadySo(S::Rejected),
+        ),
+        (
+            S::SendFailed,
+            E::SendRefused,
+            Settled::AlreadySo(S::SendFailed),
+        ),
+        (S::Conflict, E::Conflicted, Settled::AlreadySo(S::Conflict)),
+        (S::Gone, E::Delivered, Settled::Moved(S::Sent)),
+        (S::Gone, E::RejectionDone, Settled::Moved(S::Rejected)),
+        (S::Sending, E::RejectionDone, Settled::Moved(S::Rejected)),
+        (S::Rejected, E::Delivered, Settled::Contradicts(S::Rejected)),
+        (S::Sent, E::RejectionDone, Settled::Contradicts(S::Sent)),
+        (
+            S::Rejected,
+            E::DispatchRetried,
+            Settled::Contradicts(S::Rejected),
+        ),
+    ];
+    for (state, event, settled) in cases {
+        assert_eq!(state.settle(event), settled, "{state} on {event:?}");
+    }
+    for state in ItemState::ALL {
+        assert_eq!(
+            state.apply(E::Contradicted).unwrap(),
+            S::Conflict,
+            "{state}"
+        );
+    }
+}

@@ -23,7 +23,7 @@ use crate::domain::{DecisionKind, DispatchOutcome, ItemEvent, OutcomeKind, Sourc
 use crate::error::{Error, Result};
 use crate::reachability::{classify, Failure, Reach};
 use crate::services::Services;
-use crate::store::{Account, Decision, Store};
+use crate::store::{Account, Claim, Decision, Store};
 
 mod gmail;
 mod muster;
@@ -188,13 +188,25 @@ impl Dispatcher {
         let pass_started = now;
         for decision in self.store.due_uncertain_decisions(pass_started).await? {
             let outcome = self.reconcile(&decision).await;
-            self.record_timed(&decision, outcome, &mut report).await?;
+            self.record_or_set_aside(&decision, outcome, &mut report)
+                .await?;
         }
-        while let Some(decision) = self
+        while let Some(claim) = self
             .store
             .claim_next_due(pass_started, &self.claimant)
             .await?
         {
+            let decision = match claim {
+                Claim::Claimed(decision) => decision,
+                // Its item moved on while it waited: ended off the wire.
+                Claim::Settled(decision) => {
+                    report.attempts.push(Attempt {
+                        outcome: ended_as(decision.state),
+                        decision,
+                    });
+                    continue;
+                }
+            };
             if self.store.settings().await?.paused {
                 // The switch was thrown mid-pass: put this one back untouched.
                 self.store
@@ -209,9 +221,36 @@ impl Dispatcher {
                 break;
             }
             let outcome = self.dispatch(&decision).await;
-            self.record_timed(&decision, outcome, &mut report).await?;
+            self.record_or_set_aside(&decision, outcome, &mut report)
+                .await?;
         }
         Ok(report)
+    }
+
+    /// Record an attempt; when that fails for a reason of this decision's own, set the
+    /// decision aside (failed, said why, audited, the owner told) and let the pass go on. Only
+    /// a failure of the whole — the mirror, the data directory — ends the pass.
+    async fn record_or_set_aside(
+        &self,
+        decision: &Decision,
+        outcome: Result<(Step, Timing)>,
+        report: &mut DispatchReport,
+    ) -> Result<()> {
+        match self.record_timed(decision, outcome, report).await {
+            Err(e) if !e.is_of_the_whole() => {
+                tracing::warn!(decision = decision.id, error = %e, "decision set aside");
+                let aside = self
+                    .store
+                    .set_decision_aside(decision.id, &format!("cannot finish this decision: {e}"))
+                    .await?;
+                report.attempts.push(Attempt {
+                    outcome: ended_as(aside.state),
+                    decision: aside,
+                });
+                Ok(())
+            }
+            other => other,
+        }
     }
 
     async fn record_timed(
@@ -406,6 +445,18 @@ impl Dispatcher {
                 Timing::muster_waiting(None),
             )
         })
+    }
+}
+
+/// How an attempt that left a decision in `state` ended.
+fn ended_as(state: crate::domain::DecisionState) -> OutcomeKind {
+    use crate::domain::DecisionState as D;
+    match state {
+        D::Done => OutcomeKind::Done,
+        D::Conflict | D::Cancelled => OutcomeKind::Conflict,
+        D::Failed => OutcomeKind::Failed,
+        D::Uncertain | D::Dispatching => OutcomeKind::Uncertain,
+        D::Queued => OutcomeKind::Retrying,
     }
 }
 

@@ -8,10 +8,11 @@ use sqlx::Row;
 
 use super::audit::{append_audit_in, NewAuditEntry};
 use super::items::apply_item_event_in;
+use super::refusals::RefusalKind;
 use super::view_of_in;
 use super::{format_time, Store};
 use crate::decide::Shown;
-use crate::domain::{DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState};
+use crate::domain::{DecisionKind, DecisionState, DispatchOutcome, ItemEvent, ItemState, Settled};
 use crate::error::{Error, Result};
 
 /// A decision in the outbox (a row of `decisions`; times are stored as RFC 3339 text).
@@ -83,6 +84,27 @@ pub struct NewDecision {
     /// The cautions (warnings, differing alternatives) the owner confirmed approving despite,
     /// one sentence each: the audit says "approved despite: …".
     pub despite: Vec<String>,
+}
+
+/// What [`Store::claim_next_due`] took out of the outbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// Claimed: this dispatcher carries it out.
+    Claimed(Decision),
+    /// Its item moved on while it waited (a sync mirrored the service settling it): ended
+    /// without going on the wire, "already so" or a conflict the owner is told about.
+    Settled(Decision),
+}
+
+impl std::ops::Deref for Claim {
+    type Target = Decision;
+
+    /// The decision, claimed or settled.
+    fn deref(&self) -> &Decision {
+        match self {
+            Claim::Claimed(d) | Claim::Settled(d) => d,
+        }
+    }
 }
 
 /// Which decisions to list.
@@ -247,7 +269,7 @@ impl Store {
         &self,
         now: DateTime<Utc>,
         claimant: &str,
-    ) -> Result<Option<Decision>> {
+    ) -> Result<Option<Claim>> {
         let now_text = format_time(now);
         let mut tx = self.write_tx().await?;
         // Decisions of one account leave in the order they were made: one that waits for
@@ -272,6 +294,30 @@ impl Store {
             return Ok(None);
         };
         let state = decision.state.claim()?;
+        let mirrored = item_state_in(&mut tx, decision.item_id).await?;
+        if mirrored != ItemState::Queued {
+            // A sync moved the item while its decision waited (muster's check refused the
+            // reply, say): the decision ends here, off the wire, instead of failing every pass.
+            let (outcome, event) = match (decision.kind, mirrored) {
+                (DecisionKind::Reject, ItemState::Rejected) => {
+                    (DispatchOutcome::Done, ItemEvent::RejectionDone)
+                }
+                _ => (
+                    DispatchOutcome::Retry("the mirror moved on before it left".into()),
+                    ItemEvent::DispatchRetried,
+                ),
+            };
+            sqlx::query("UPDATE decisions SET state = ?, claimed_at = ? WHERE id = ?")
+                .bind(state.as_str())
+                .bind(&now_text)
+                .bind(decision.id)
+                .execute(&mut *tx)
+                .await?;
+            let claimed = Decision { state, ..decision };
+            let settled = finish_in(&mut tx, claimed, &outcome, Some(event), None).await?;
+            tx.commit().await?;
+            return Ok(Some(Claim::Settled(settled)));
+        }
         sqlx::query(
             "UPDATE decisions SET state = ?, claimed_by = ?, claimed_at = ?, attempts = attempts + 1
              WHERE id = ? AND state = 'queued'",
@@ -284,11 +330,19 @@ impl Store {
         .await?;
         apply_item_event_in(&mut tx, decision.item_id, ItemEvent::DispatchStarted, None).await?;
         tx.commit().await?;
-        self.get_decision(decision.id).await.map(Some)
+        self.get_decision(decision.id)
+            .await
+            .map(|d| Some(Claim::Claimed(d)))
     }
 
     /// Record how a dispatch (or a reconciliation) ended: the decision's new state, the item's
     /// event, and the audit row, in one transaction.
+    ///
+    /// A sync may have mirrored the service's state before the dispatcher heard its answer
+    /// ([`ItemState::settle`]): an outcome the item already shows is recorded "already so"; one
+    /// that contradicts it leaves the item a conflict the owner is told about; a retry of an
+    /// item the service settled meanwhile ends the decision, since nothing is left to send.
+    /// None of these is an error: one decision's trouble never stops the others.
     pub async fn finish_decision(
         &self,
         decision_id: i64,
@@ -302,63 +356,56 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?
             .found("decision", decision_id)?;
-        let state = decision.state.finish(outcome)?;
-        let detail = match outcome {
-            DispatchOutcome::Done => None,
-            DispatchOutcome::Conflict(d)
-            | DispatchOutcome::Failed(d)
-            | DispatchOutcome::Uncertain(d)
-            | DispatchOutcome::Retry(d) => Some(d.clone()),
+        let finished = finish_in(&mut tx, decision, outcome, item_event, retry_at).await?;
+        tx.commit().await?;
+        Ok(finished)
+    }
+
+    /// End a decision the dispatcher could not carry through or record (its item is not where
+    /// a decision in flight leaves it, or writing its outcome failed for a reason of its own):
+    /// failed, with `why`, its item a conflict the owner is told about, and an audit row — so
+    /// the pass goes on with the next decision instead of stopping on this one for good.
+    pub async fn set_decision_aside(&self, decision_id: i64, why: &str) -> Result<Decision> {
+        let mut tx = self.write_tx().await?;
+        let decision: Decision = sqlx::query_as("SELECT * FROM decisions WHERE id = ?")
+            .bind(decision_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .found("decision", decision_id)?;
+        if decision.state.is_final() {
+            return Ok(decision);
+        }
+        let why = match decision.state {
+            // It may have left: the owner looks before deciding again.
+            DecisionState::Dispatching | DecisionState::Uncertain => {
+                format!("{why}; it may have reached the service: look there before deciding again")
+            }
+            _ => format!("{why}; nothing was sent"),
         };
-        let now = format_time(Utc::now());
-        let finished = state.is_final().then(|| now.clone());
+        let state = DecisionState::Failed;
         sqlx::query(
             "UPDATE decisions SET state = ?, outcome_detail = ?, finished_at = ?,
-                next_attempt_at = ?, claimed_by = CASE WHEN ? = 'queued' THEN NULL ELSE claimed_by END,
-                attempts = attempts + CASE WHEN ? = 'uncertain' THEN 1 ELSE 0 END
-             WHERE id = ?",
+                next_attempt_at = NULL WHERE id = ?",
         )
         .bind(state.as_str())
-        .bind(&detail)
-        .bind(&finished)
-        .bind(retry_at.map(format_time))
-        .bind(state.as_str())
-        .bind(decision.state.as_str())
+        .bind(&why)
+        .bind(format_time(Utc::now()))
         .bind(decision_id)
         .execute(&mut *tx)
         .await?;
-        if let Some(event) = item_event {
-            apply_item_event_in(&mut tx, decision.item_id, event, detail.as_deref()).await?;
+        // (Its item may be gone with its account: the decision still ends.)
+        let mirrored: Option<ItemState> =
+            sqlx::query_scalar("SELECT state FROM review_items WHERE id = ?")
+                .bind(decision.item_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if let Some(mirrored) = mirrored {
+            if !mirrored.is_final() {
+                let item = decision.item_id;
+                apply_item_event_in(&mut tx, item, ItemEvent::Contradicted, Some(&why)).await?;
+            }
+            record_refusal_in(&mut tx, &decision, RefusalKind::Conflict, &why).await?;
         }
-        // A send's row records the digest of the bytes that left; its detail says how they
-        // relate to the reviewed ones.
-        let (audit_digest, audit_detail) = match (outcome, &decision.sent_digest) {
-            (DispatchOutcome::Done, Some(sent)) => (
-                sent.clone(),
-                Some(
-                    match &decision.sent_header_added {
-                        Some(header) => format!(
-                            "sent: the reviewed bytes (sha256 {}) with an added {header} header",
-                            decision.digest
-                        ),
-                        None => "sent: exactly the reviewed bytes".to_string(),
-                    } + &decision
-                        .gmail_message_id
-                        .as_ref()
-                        .map(|id| format!(" (Gmail message {id})"))
-                        .unwrap_or_default(),
-                ),
-            ),
-            // The service's own words on taking it, when it said something.
-            (DispatchOutcome::Done, None) => (
-                decision.digest.clone(),
-                decision
-                    .service_note
-                    .as_ref()
-                    .map(|note| format!("muster: {note}")),
-            ),
-            _ => (decision.digest.clone(), detail.clone()),
-        };
         append_audit_in(
             &mut tx,
             &NewAuditEntry {
@@ -367,9 +414,9 @@ impl Store {
                 decision_id: Some(decision_id),
                 action: format!("{} dispatched", decision.kind.as_str()),
                 version: Some(decision.version.clone()),
-                digest: Some(audit_digest),
+                digest: Some(decision.digest.clone()),
                 outcome: Some(state.as_str().to_string()),
-                detail: audit_detail,
+                detail: Some(why.clone()),
                 view_id: None,
             },
         )
@@ -377,7 +424,7 @@ impl Store {
         tx.commit().await?;
         Ok(Decision {
             state,
-            outcome_detail: detail,
+            outcome_detail: Some(why),
             ..decision
         })
     }
@@ -512,4 +559,179 @@ impl Store {
     pub async fn decisions_for_item(&self, item_id: i64) -> Result<Vec<Decision>> {
         self.rows_of_item("decisions", item_id).await
     }
+}
+
+async fn item_state_in(tx: &mut sqlx::SqliteConnection, item_id: i64) -> Result<ItemState> {
+    sqlx::query_scalar("SELECT state FROM review_items WHERE id = ?")
+        .bind(item_id)
+        .fetch_optional(&mut *tx)
+        .await?
+        .found("item", item_id)
+}
+
+/// Tell the owner (a refusal row, which the app turns into a notification), once per decision.
+async fn record_refusal_in(
+    tx: &mut sqlx::SqliteConnection,
+    decision: &Decision,
+    kind: RefusalKind,
+    reason: &str,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO refusals (item_id, kind, reason, dedup_key, recorded_at)
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING",
+    )
+    .bind(decision.item_id)
+    .bind(kind)
+    .bind(reason)
+    .bind(format!("decision:{}:{}", decision.id, kind.as_str()))
+    .bind(format_time(Utc::now()))
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// What a dispatched decision's outcome says, for a contradiction's sentence.
+fn heard(event: ItemEvent) -> &'static str {
+    match event {
+        ItemEvent::Delivered => "the service says it was sent",
+        ItemEvent::RejectionDone => "the service says it was rejected",
+        ItemEvent::SendRefused => "the service refused to send it",
+        ItemEvent::CheckRefused => "the plugin's check refused it",
+        ItemEvent::Conflicted => "it changed or was decided elsewhere",
+        ItemEvent::Vanished => "it is no longer at the service",
+        _ => "the service answered",
+    }
+}
+
+/// [`Store::finish_decision`] inside the caller's transaction.
+async fn finish_in(
+    tx: &mut sqlx::SqliteConnection,
+    decision: Decision,
+    outcome: &DispatchOutcome,
+    item_event: Option<ItemEvent>,
+    retry_at: Option<DateTime<Utc>>,
+) -> Result<Decision> {
+    let decision_id = decision.id;
+    let mut outcome = outcome.clone();
+
+    let mut note = None;
+    if let Some(event) = item_event {
+        let mirrored = item_state_in(&mut *tx, decision.item_id).await?;
+        match mirrored.settle(event) {
+            Settled::Moved(_) => {
+                apply_item_event_in(&mut *tx, decision.item_id, event, outcome.detail()).await?;
+            }
+            Settled::AlreadySo(state) => {
+                note = Some(format!(
+                    "already so: the mirror showed it {state} before the service's answer came"
+                ));
+            }
+            // Put back for another try, but the service settled it meanwhile: nothing is
+            // left to send, and the decision ends here.
+            Settled::Contradicts(state) if event == ItemEvent::DispatchRetried => {
+                let why = format!(
+                    "nothing was sent: it is {state} at the service now ({})",
+                    outcome.detail().unwrap_or("retry")
+                );
+                if !state.is_final() {
+                    let item = decision.item_id;
+                    apply_item_event_in(&mut *tx, item, ItemEvent::Contradicted, Some(&why))
+                        .await?;
+                }
+                record_refusal_in(&mut *tx, &decision, RefusalKind::Conflict, &why).await?;
+                outcome = DispatchOutcome::Conflict(why);
+            }
+            Settled::Contradicts(state) => {
+                let why = format!(
+                    "{}, but the mirror says it is {state}: look at it in the service",
+                    heard(event)
+                );
+                apply_item_event_in(
+                    &mut *tx,
+                    decision.item_id,
+                    ItemEvent::Contradicted,
+                    Some(&why),
+                )
+                .await?;
+                record_refusal_in(&mut *tx, &decision, RefusalKind::Conflict, &why).await?;
+                note = Some(why);
+            }
+        }
+    }
+    let state = decision.state.finish(&outcome)?;
+    let detail = outcome.detail().map(str::to_owned);
+    let now = format_time(Utc::now());
+    let finished = state.is_final().then(|| now.clone());
+    sqlx::query(
+        "UPDATE decisions SET state = ?, outcome_detail = ?, finished_at = ?,
+            next_attempt_at = ?, claimed_by = CASE WHEN ? = 'queued' THEN NULL ELSE claimed_by END,
+            attempts = attempts + CASE WHEN ? = 'uncertain' THEN 1 ELSE 0 END
+         WHERE id = ?",
+    )
+    .bind(state.as_str())
+    .bind(&detail)
+    .bind(&finished)
+    .bind(
+        retry_at
+            .filter(|_| state == DecisionState::Queued || state == DecisionState::Uncertain)
+            .map(format_time),
+    )
+    .bind(state.as_str())
+    .bind(decision.state.as_str())
+    .bind(decision_id)
+    .execute(&mut *tx)
+    .await?;
+    // A send's row records the digest of the bytes that left; its detail says how they
+    // relate to the reviewed ones.
+    let (audit_digest, audit_detail) = match (&outcome, &decision.sent_digest) {
+        (DispatchOutcome::Done, Some(sent)) => (
+            sent.clone(),
+            Some(
+                match &decision.sent_header_added {
+                    Some(header) => format!(
+                        "sent: the reviewed bytes (sha256 {}) with an added {header} header",
+                        decision.digest
+                    ),
+                    None => "sent: exactly the reviewed bytes".to_string(),
+                } + &decision
+                    .gmail_message_id
+                    .as_ref()
+                    .map(|id| format!(" (Gmail message {id})"))
+                    .unwrap_or_default(),
+            ),
+        ),
+        // The service's own words on taking it, when it said something.
+        (DispatchOutcome::Done, None) => (
+            decision.digest.clone(),
+            decision
+                .service_note
+                .as_ref()
+                .map(|note| format!("muster: {note}")),
+        ),
+        _ => (decision.digest.clone(), detail.clone()),
+    };
+    let audit_detail = match (audit_detail, note) {
+        (Some(detail), Some(note)) => Some(format!("{detail}; {note}")),
+        (detail, note) => detail.or(note),
+    };
+    append_audit_in(
+        &mut *tx,
+        &NewAuditEntry {
+            actor: "dispatcher".into(),
+            item_id: Some(decision.item_id),
+            decision_id: Some(decision_id),
+            action: format!("{} dispatched", decision.kind.as_str()),
+            version: Some(decision.version.clone()),
+            digest: Some(audit_digest),
+            outcome: Some(state.as_str().to_string()),
+            detail: audit_detail,
+            view_id: None,
+        },
+    )
+    .await?;
+    Ok(Decision {
+        state,
+        outcome_detail: detail,
+        ..decision
+    })
 }

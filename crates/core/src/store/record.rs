@@ -94,6 +94,18 @@ impl Store {
             )
             .await?;
         }
+        // The service settled an item whose decision's outcome is still being looked up: the
+        // answer is known now, so the look-up is due at the next pass instead of after its
+        // backoff (and the decisions queued behind it go out sooner).
+        if state.is_final() && previous_state != Some(state) {
+            sqlx::query(
+                "UPDATE decisions SET next_attempt_at = NULL
+                 WHERE item_id = ? AND state = 'uncertain'",
+            )
+            .bind(item_id)
+            .execute(&mut *tx)
+            .await?;
+        }
         tx.commit().await?;
         Ok(RecordOutcome {
             item_id,

@@ -18,6 +18,7 @@ mod history;
 mod lifecycle;
 mod muster_truth;
 mod outbox;
+mod outbox_model;
 mod queue_pages;
 mod reachability;
 mod rules;

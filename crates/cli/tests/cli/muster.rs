@@ -78,10 +78,9 @@ impl Lcg {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every_decision_as_muster_holds_it(
-) {
-    let muster = FakeMuster::start(MusterConfig::default()).await.unwrap();
+/// Twelve replies in the fake muster, half approved and half rejected by the owner through the
+/// CLI, with no undo window; the draft ids (even: approved).
+async fn twelve_decided_replies(muster: &FakeMuster, cli: &Cli) -> Vec<String> {
     muster.create_plugin("gmail-relay", false).unwrap();
     let mut drafts = Vec::new();
     for n in 0..12 {
@@ -100,8 +99,7 @@ async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every
                 .unwrap(),
         );
     }
-    let cli = Cli::new();
-    cli.add_muster(&muster).await;
+    cli.add_muster(muster).await;
     cli.exec(&["settings", "set", "undo-window", "0"])
         .await
         .ok();
@@ -117,8 +115,12 @@ async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every
                 .ok();
         }
     }
-    // A new seed each run (the kills land elsewhere every time); a failing run is replayed
-    // with COUNTERSIGN_KILL_SEED=<the seed it printed>.
+    drafts
+}
+
+/// A new seed each run (the kills land elsewhere every time); a failing run is replayed with
+/// COUNTERSIGN_KILL_SEED=<the seed it printed>.
+fn kill_seed() -> u64 {
     let seed = match std::env::var("COUNTERSIGN_KILL_SEED") {
         Ok(seed) => seed.parse().expect("COUNTERSIGN_KILL_SEED is a number"),
         Err(_) => std::time::SystemTime::now()
@@ -127,6 +129,64 @@ async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every
             .as_nanos() as u64,
     };
     eprintln!("kill run seed {seed} (replay: COUNTERSIGN_KILL_SEED={seed})");
+    seed
+}
+
+/// Spawn `dispatch --wait` and SIGKILL it after up to 40 ms (nothing of the process's own
+/// clean-up runs).
+async fn dispatch_and_kill(cli: &Cli, rng: &mut Lcg) {
+    let mut child = cli.spawn(&["dispatch", "--wait", "--timeout", "2"]);
+    tokio::time::sleep(std::time::Duration::from_millis(rng.below(40))).await;
+    let _ = child.start_kill();
+    cli.finish(child, &["dispatch"]).await;
+}
+
+/// With every fault cleared, a last dispatch succeeds and every decision ended as muster holds
+/// it: approved drafts approved, rejected ones rejected, every decision done.
+async fn every_decision_ends_as_muster_holds_it(
+    cli: &Cli,
+    muster: &FakeMuster,
+    drafts: &[String],
+    seed: u64,
+) {
+    muster.clear_faults();
+    // What is left waits for muster's window (at most a minute), then goes out.
+    let last = cli
+        .command(&["dispatch", "--wait", "--timeout", "100"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        last.status.success(),
+        "(seed {seed}) {}\n{}",
+        String::from_utf8_lossy(&last.stdout),
+        String::from_utf8_lossy(&last.stderr)
+    );
+    cli.exec(&["sync"]).await.ok();
+    for (n, draft) in drafts.iter().enumerate() {
+        let held = muster.draft(draft).unwrap()["state"].clone();
+        let want = if n % 2 == 0 { "approved" } else { "rejected" };
+        assert_eq!(held, want, "draft {draft} (seed {seed})");
+        let item = cli.item(draft).await;
+        assert_eq!(
+            item["state"],
+            if n % 2 == 0 { "sending" } else { "rejected" },
+            "{item} (seed {seed})"
+        );
+    }
+    let outbox = cli.exec(&["outbox", "--all", "--json"]).await.json();
+    for decision in outbox.as_array().unwrap() {
+        assert_eq!(decision["state"], "done", "{decision} (seed {seed})");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every_decision_as_muster_holds_it(
+) {
+    let muster = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    let cli = Cli::new();
+    let drafts = twelve_decided_replies(&muster, &cli).await;
+    let seed = kill_seed();
     let mut rng = Lcg(seed);
     for round in 0..100 {
         // Limited from the start: muster's window runs out while the kills go on.
@@ -157,37 +217,48 @@ async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every
             2 if round < 20 => muster.fail_next("GET", "/api/plugin/drafts/*", 1, 503),
             _ => {}
         }
-        let mut child = cli.spawn(&["dispatch", "--wait", "--timeout", "2"]);
-        tokio::time::sleep(std::time::Duration::from_millis(rng.below(40))).await;
-        // SIGKILL: nothing of the process's own clean-up runs.
-        let _ = child.start_kill();
-        cli.finish(child, &["dispatch"]).await;
+        dispatch_and_kill(&cli, &mut rng).await;
     }
-    muster.clear_faults();
-    // What is left waits for muster's window (at most a minute), then goes out.
-    let last = cli
-        .command(&["dispatch", "--wait", "--timeout", "100"])
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        last.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&last.stdout),
-        String::from_utf8_lossy(&last.stderr)
-    );
-    cli.exec(&["sync"]).await.ok();
-    for (n, draft) in drafts.iter().enumerate() {
-        let held = muster.draft(draft).unwrap()["state"].clone();
-        let want = if n % 2 == 0 { "approved" } else { "rejected" };
-        assert_eq!(held, want, "draft {draft} (seed {seed})");
-        let item = cli.item(draft).await;
-        assert_ne!(item["state"], "send_failed", "{item} (seed {seed})");
+    every_decision_ends_as_muster_holds_it(&cli, &muster, &drafts, seed).await;
+}
+
+/// Issue 39 at random: decides that land at muster and lose their answer, dispatchers killed
+/// mid-way, and syncs between them that mirror what muster holds before the look-ups do. Every
+/// sync and every dispatch that is not killed succeeds (a mirrored outcome once made every
+/// later dispatch exit 1), and every decision ends as muster holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decides_whose_answers_are_lost_with_syncs_and_kills_between_end_as_muster_holds_them() {
+    let muster = FakeMuster::start(MusterConfig::default()).await.unwrap();
+    let cli = Cli::new();
+    let drafts = twelve_decided_replies(&muster, &cli).await;
+    let seed = kill_seed();
+    let mut rng = Lcg(seed);
+    for _ in 0..40 {
+        if rng.below(2) == 0 {
+            muster.drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1);
+        }
+        if rng.below(3) == 0 {
+            let out = cli.exec(&["dispatch"]).await;
+            assert!(
+                out.status.success(),
+                "(seed {seed}) {}\n{}",
+                out.stdout,
+                out.stderr
+            );
+        } else {
+            dispatch_and_kill(&cli, &mut rng).await;
+        }
+        if rng.below(2) == 0 {
+            let out = cli.exec(&["sync"]).await;
+            assert!(
+                out.status.success(),
+                "(seed {seed}) {}\n{}",
+                out.stdout,
+                out.stderr
+            );
+        }
     }
-    let outbox = cli.exec(&["outbox", "--all", "--json"]).await.json();
-    for decision in outbox.as_array().unwrap() {
-        assert_eq!(decision["state"], "done", "{decision} (seed {seed})");
-    }
+    every_decision_ends_as_muster_holds_it(&cli, &muster, &drafts, seed).await;
 }
 
 /// Issue 39's sequence: a rejection lands at muster but its answer is lost, a sync mirrors the

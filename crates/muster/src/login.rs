@@ -236,7 +236,23 @@ impl MusterClient {
                     .and_then(|v| v.trim().parse::<u64>().ok())
                     .map(Duration::from_secs),
             }),
-            StatusCode::SERVICE_UNAVAILABLE => Err(Error::NotConfigured),
+            // muster's 503 is its sign-in page saying no password is configured; a 503 from
+            // anything else (a proxy while muster restarts) says nothing about muster's
+            // configuration and passes: it must not leave the account at "sign in again".
+            StatusCode::SERVICE_UNAVAILABLE => {
+                let page = response.text().await.unwrap_or_default();
+                if is_sign_in_page(&page) {
+                    Err(Error::NotConfigured)
+                } else {
+                    Err(Error::Server {
+                        endpoint,
+                        status: 503,
+                        message: "something in front of muster answered 503 (it may be \
+                                  restarting); trying again later"
+                            .into(),
+                    })
+                }
+            }
             // muster's 400 is "That form could not be read."; an HTML page either way.
             StatusCode::BAD_REQUEST => Err(Error::bad(
                 &endpoint,
@@ -245,6 +261,14 @@ impl MusterClient {
             status => Err(crate::client::error_from(&endpoint, status, response).await),
         }
     }
+}
+
+/// Whether an HTML answer of `POST /login` is muster's own sign-in page
+/// (`internal/api/login.go`, `renderLoginPage`): its form posts the `password` field to
+/// `/login`. A proxy's error page has no such form.
+fn is_sign_in_page(page: &str) -> bool {
+    page.contains("action=\"/login\"")
+        && page.contains(&format!("name=\"{}\"", paths::LOGIN_PASSWORD_FIELD))
 }
 
 /// The `muster_session` value among `Set-Cookie` headers.

@@ -185,3 +185,27 @@ async fn a_new_password_replaces_the_old_one_only_when_muster_accepts_it() {
     fake.expire_sessions();
     muster.clone().list_drafts(None).await.unwrap();
 }
+
+/// Issue 36: a proxy's 503 page on `POST /login` (muster restarting behind nginx) is not
+/// muster saying it has no password: the sign-in is tried again and works once muster answers,
+/// without the owner typing the password again.
+#[tokio::test]
+async fn a_proxys_503_on_sign_in_passes_and_the_next_call_signs_in() {
+    let fake = fake().await;
+    let muster = client(&fake);
+    fake.inject(
+        "POST",
+        "/login",
+        1,
+        countersign_fakes::muster::FaultAction::FrontPage(503),
+    );
+    let first = muster.list_drafts(None).await.unwrap_err();
+    assert!(
+        matches!(first, Error::Server { status: 503, .. }),
+        "{first:?}"
+    );
+    assert!(first.is_retryable(), "{first:?}");
+    assert!(!muster.needs_sign_in().await);
+    muster.list_drafts(None).await.unwrap();
+    assert_eq!(fake.count_requests("POST", "/login"), 2);
+}

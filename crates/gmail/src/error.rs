@@ -36,7 +36,8 @@ pub enum Error {
         /// Scopes any one of which would do, from Google's `WWW-Authenticate` header when given.
         needed: Vec<String>,
     },
-    /// 429, or 403 with reason `rateLimitExceeded` / `userRateLimitExceeded`.
+    /// 429, or 403 with a usage-limit reason (`rateLimitExceeded`, `userRateLimitExceeded`,
+    /// `dailyLimitExceeded`, `quotaExceeded`).
     #[error("cannot go on: Gmail asks to slow down{}", retry_after.map(|d| format!(" (retry in {} ms)", d.as_millis())).unwrap_or_default())]
     RateLimited {
         /// How long Google asked to wait, parsed from "Retry after <RFC 3339 time>".
@@ -325,9 +326,13 @@ pub(crate) fn from_response(status: u16, www_authenticate: Option<&str>, body: &
             Vec::new(),
         ),
     };
+    // Usage limits are waited out, not refusals: Google's "Resolve errors" guide lists
+    // dailyLimitExceeded (the project's daily courtesy limit), userRateLimitExceeded and
+    // rateLimitExceeded as 403s to retry later (developers.google.com/gmail/api/guides/
+    // handle-errors); quotaExceeded is the same family in the usageLimits domain.
     let rate_reason = matches!(
         reason.as_str(),
-        "rateLimitExceeded" | "userRateLimitExceeded"
+        "rateLimitExceeded" | "userRateLimitExceeded" | "dailyLimitExceeded" | "quotaExceeded"
     );
     match status {
         401 => Error::Unauthorized,

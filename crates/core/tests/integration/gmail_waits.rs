@@ -127,3 +127,46 @@ async fn a_15_minute_retry_after_neither_blocks_the_sync_nor_makes_it_poll_befor
     );
     stop.send_replace(true);
 }
+
+/// Issue 36: Google's daily limit on a send is a usage limit to wait out, not a refusal: the
+/// decision waits in the outbox, saying why, and goes out once when the limit is lifted.
+#[tokio::test]
+async fn a_send_refused_for_the_daily_limit_waits_and_goes_out_once_when_it_is_lifted() {
+    use countersign_core::{DecisionState, OutcomeKind};
+
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let draft = env
+        .gmail
+        .file_draft(&crate::support::reply(1, "Yes."), None);
+    crate::support::sync(&env, &account).await;
+    let item = crate::support::item_for(&env, &draft.id).await;
+    let decision = crate::support::approve_now(&env, item.id).await;
+    env.gmail.fail_next(
+        "drafts.send",
+        1,
+        Failure::status(403).reason("dailyLimitExceeded"),
+    );
+    let dispatcher = env.dispatcher().await;
+    let report = dispatcher.run_once().await.unwrap();
+    assert_eq!(report.ended(OutcomeKind::Retrying), vec![decision.id]);
+    let waiting = env.store.get_decision(decision.id).await.unwrap();
+    assert_eq!(waiting.state, DecisionState::Queued);
+    assert!(
+        waiting
+            .outcome_detail
+            .as_deref()
+            .is_some_and(|d| d.contains("Gmail asked to slow down")),
+        "{waiting:?}"
+    );
+    assert_eq!(env.gmail.send_count(&draft.id), 0);
+
+    // The limit is lifted (the injected answer was for one call).
+    crate::support::dispatch_until(&dispatcher, "the send after the limit", || async {
+        env.store.get_decision(decision.id).await.unwrap().state == DecisionState::Done
+    })
+    .await;
+    drop(dispatcher);
+    assert_eq!(env.gmail.send_count(&draft.id), 1);
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
+}

@@ -373,6 +373,21 @@ impl FakeGmail {
         )
     }
 
+    /// Add a message with these labels (`["TRASH"]`, `["SPAM"]`, `["SENT"]`…) as another mail
+    /// program or Gmail itself would have put it there; its (message id, thread id).
+    pub fn add_message_with_labels(
+        &self,
+        raw: &[u8],
+        thread_id: Option<&str>,
+        labels: &[&str],
+    ) -> (String, String) {
+        self.shared.add_message(
+            raw.to_vec(),
+            thread_id.map(str::to_owned),
+            labels.iter().map(|l| (*l).to_owned()).collect(),
+        )
+    }
+
     /// Everything sent through `drafts.send`, in order, with the bytes as sent.
     pub fn sent_messages(&self) -> Vec<SentRecord> {
         self.shared.lock().sent.clone()

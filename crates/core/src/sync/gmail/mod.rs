@@ -11,11 +11,12 @@
 //! - Full: the profile's history id first (so nothing that happens during the sync is missed),
 //!   then the same list-and-fetch.
 //! - A draft that disappeared is marked gone, "sent elsewhere" when SENT has its Message-ID.
-//! - The conversation of a reply is read once per thread (`threads.get` metadata: From, Date,
-//!   snippet of each message) and the message it answers (its In-Reply-To) once in full
-//!   (`messages.get` raw), both kept in the mirror: the review shows them offline, and the
-//!   parent's addresses feed the recipient check. A parent outside the draft's thread is found
-//!   by its Message-ID (`messages.list`) and its headers only.
+//! - The conversation of a reply is read again with each new version of the draft
+//!   (`threads.get` metadata: the addresses, threading ids, Date and snippet of each message)
+//!   and the message it answers once in full (`messages.get` raw), both kept in the mirror: the
+//!   review shows them offline, and the conversation's addresses feed the recipient check. The
+//!   parent is only ever a received or sent message of the draft's own thread (see
+//!   [`answered`]): one named but not there is flagged, never looked for elsewhere.
 
 mod answered;
 
@@ -182,32 +183,30 @@ impl AccountSync<'_> {
             .map(|(id, external, version, state)| (external, (id, version, state)))
             .collect();
         let listed_ids: HashSet<&str> = listed.iter().map(|d| d.id.as_str()).collect();
-        // What to fetch: drafts whose version is new, with the parent already known for them.
+        // What to fetch: drafts whose version is new. Each new version's parent is read again
+        // from its thread: the agent may have rewritten its threading headers, and the thread
+        // may have changed since (issue 33).
         let mut wanted = Vec::new();
         for draft in &listed {
             match known.get(&draft.id) {
                 Some((_, version, _)) if *version == draft.message_id => {}
-                Some((item_id, _, _)) => wanted.push((
-                    draft.id.clone(),
-                    store.get_item(*item_id).await?.answers_json,
-                )),
-                None => wanted.push((draft.id.clone(), None)),
+                _ => wanted.push(draft.id.clone()),
             }
         }
         // A few fetches in flight hide the round trips to Google (the account's quota limiter is
         // shared by the clones); results are recorded one at a time, in list order.
         let mut wanted = wanted.into_iter();
         let mut in_flight = VecDeque::new();
+        let mut conversations = answered::Conversations::new();
         loop {
             while in_flight.len() < FETCHES_IN_FLIGHT {
-                let Some((draft_id, parent)) = wanted.next() else {
+                let Some(draft_id) = wanted.next() else {
                     break;
                 };
                 in_flight.push_back(tokio::spawn(fetch_draft(
                     client.clone(),
                     account.clone(),
                     draft_id,
-                    parent,
                 )));
             }
             let Some(fetch) = in_flight.pop_front() else {
@@ -220,7 +219,7 @@ impl AccountSync<'_> {
                     detail: e.to_string(),
                 }),
             };
-            let (mut observed, in_reply_to) = match fetched {
+            let (mut observed, claims) = match fetched {
                 Ok(Some(observed)) => observed,
                 Ok(None) => continue,
                 Err(e) => {
@@ -232,23 +231,22 @@ impl AccountSync<'_> {
                 }
             };
             report.fetched += 1;
-            if observed.answers_json.is_none() {
-                if let Some(parent_id) = &in_reply_to {
-                    observed.answers_json = answered::answered_message(
-                        store,
-                        client,
-                        &account.id,
-                        observed.thread_id.as_deref(),
-                        parent_id,
-                    )
-                    .await?
-                    .map(|parent| serde_json::to_string(&parent))
-                    .transpose()
-                    .map_err(|e| Error::Encode {
-                        what: "the answered message",
-                        detail: e.to_string(),
-                    })?;
-                }
+            if observed.answers_json.is_none() && !claims.is_empty() {
+                observed.answers_json = answered::answered_message(
+                    store,
+                    client,
+                    &account.id,
+                    observed.thread_id.as_deref(),
+                    &claims,
+                    &mut conversations,
+                )
+                .await?
+                .map(|parent| serde_json::to_string(&parent))
+                .transpose()
+                .map_err(|e| Error::Encode {
+                    what: "the answered message",
+                    detail: e.to_string(),
+                })?;
             }
             let outcome = store.record_draft(&observed).await?;
             if outcome.created {
@@ -271,21 +269,20 @@ impl AccountSync<'_> {
     }
 }
 
-/// Fetch one draft, with the Message-ID it answers (its first In-Reply-To); `None` when it
-/// vanished since the list.
+/// Fetch one draft, with the Message-IDs its threading headers name; `None` when it vanished
+/// since the list.
 async fn fetch_draft(
     client: GmailClient,
     account: Account,
     draft_id: String,
-    known_parent: Option<String>,
-) -> Result<Option<(ObservedDraft, Option<String>)>> {
+) -> Result<Option<(ObservedDraft, answered::Claims)>> {
     let raw = match client.get_draft_raw(&draft_id).await {
         Ok(raw) => raw,
         // Sent or deleted between the list and the get: the next sync sees it gone.
         Err(countersign_gmail::Error::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    Ok(Some(observe(&account, &raw, known_parent)))
+    Ok(Some(observe(&account, &raw, None)))
 }
 
 /// States in which a draft missing from Gmail means it went away behind our back. Queued and
@@ -326,7 +323,7 @@ fn observe(
     account: &Account,
     raw: &RawDraft,
     answers_json: Option<String>,
-) -> (ObservedDraft, Option<String>) {
+) -> (ObservedDraft, answered::Claims) {
     let view = render_message(&raw.raw, &RenderOptions::default());
     let observed = ObservedDraft {
         account_id: account.id.clone(),
@@ -344,7 +341,11 @@ fn observe(
         answers_json,
         state_reason: None,
     };
-    (observed, view.in_reply_to.first().cloned())
+    let claims = answered::Claims {
+        in_reply_to: view.in_reply_to.clone(),
+        references: view.references.clone(),
+    };
+    (observed, claims)
 }
 
 pub(crate) fn addresses(list: &[crate::render::Address]) -> String {

@@ -4,6 +4,7 @@
 //! Building a view never fails and never panics: whatever cannot be read becomes a
 //! [`Warning`] that the review shows, rather than an error that hides the draft.
 
+mod addresses;
 mod attachments;
 mod body;
 mod headers;
@@ -182,6 +183,10 @@ pub enum WarningKind {
     /// The HTML nests elements deeper than browsers and mail programs render as written; the
     /// review shows its text instead.
     DeeplyNested,
+    /// An address header that mail programs read differently (present twice, empty beside
+    /// another, an encoded word or a second `@` where an address belongs, a group, a display
+    /// name or comment that is an address…): the review lists every address any of them finds.
+    AmbiguousAddress,
 }
 
 impl WarningKind {
@@ -196,7 +201,8 @@ impl WarningKind {
             | WarningKind::TruncatedPart
             | WarningKind::UnparseableStructure
             | WarningKind::Malformed
-            | WarningKind::DeeplyNested => true,
+            | WarningKind::DeeplyNested
+            | WarningKind::AmbiguousAddress => true,
             WarningKind::BrokenCharset
             | WarningKind::UnknownCharset
             | WarningKind::InvalidDate
@@ -377,6 +383,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
         });
     } else if let Some(message) = parse(raw, &mut view.warnings) {
         read_headers(&message, &mut view);
+        addresses::read_address_headers(&message, &mut view);
         duplicates = duplicate_singletons(&message);
         read_structure_warnings(&message, raw, &mut view.warnings);
         let parts = collect_attachments(&message, raw);

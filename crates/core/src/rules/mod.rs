@@ -224,11 +224,13 @@ fn recipients(view: &ReviewView) -> impl Iterator<Item = &Address> {
     view.to.iter().chain(&view.cc).chain(&view.bcc)
 }
 
+/// The domain of an address; none for one with more than one `@`, which readers split
+/// differently (`eve@evil.test@example.com` is not at example.com for every reader).
 fn domain_of(email: &str) -> String {
-    email
-        .rsplit_once('@')
-        .map(|(_, d)| d.to_ascii_lowercase())
-        .unwrap_or_default()
+    match email.split_once('@') {
+        Some((_, domain)) if !domain.contains('@') => domain.to_ascii_lowercase(),
+        _ => String::new(),
+    }
 }
 
 fn meets(conditions: &Conditions, draft: &Draft<'_>) -> std::result::Result<(), String> {

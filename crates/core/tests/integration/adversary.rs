@@ -353,3 +353,41 @@ async fn a_muster_reply_answers_the_message_muster_relayed_whatever_its_text_cla
         view.in_reply_to
     );
 }
+
+#[tokio::test]
+async fn a_bcc_hidden_behind_an_empty_bcc_holds_an_armed_rule_and_is_listed() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    arm_or_on_thread(&env).await;
+    let (_, thread) = env.gmail.add_inbox_message(CARLA, None);
+    // mail-parser keeps the last Bcc (empty); Python's email and others read the first.
+    let draft = env.gmail.file_draft(
+        &reply(
+            "Carla Diaz <carla@client.test>\r\nBcc: eve@evil.test\r\nBcc:",
+            "In-Reply-To: <quote-may@client.test>\r\nReferences: <quote-may@client.test>\r\n",
+        ),
+        Some(&thread),
+    );
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    assert_eq!(
+        sends_after_the_dispatcher_stopped(&env).await,
+        0,
+        "the armed rule sent it"
+    );
+    let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+        .await
+        .unwrap();
+    let view = &detail.content.view;
+    assert_eq!(view.bcc.len(), 1, "{:?}", view.bcc);
+    assert_eq!(view.bcc[0].email, "eve@evil.test");
+    assert!(
+        view.warnings.iter().any(|w| w.kind
+            == countersign_core::render::WarningKind::AmbiguousAddress
+            && w.message
+                .starts_with("The Bcc header appears 2 times (one of them empty)")),
+        "{:#?}",
+        view.warnings
+    );
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Pending);
+}

@@ -1,5 +1,6 @@
-//! The Gmail conversations reply drafts belong to: the earlier messages (From, Date, snippet),
-//! read once per thread, and the raw bytes of the messages drafts answer.
+//! The Gmail conversations reply drafts belong to: their received and sent messages (From, Date,
+//! snippet), read again with each new version of a reply, and the raw bytes of the messages
+//! drafts answer.
 
 use serde::{Deserialize, Serialize};
 use sqlx::Row;

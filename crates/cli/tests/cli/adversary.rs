@@ -122,6 +122,8 @@ async fn every_invented_parent_is_flagged_held_and_never_sent_by_an_on_thread_ru
             assert!(gmail.delete_draft(&filed_bait.id));
         }
         let (shown, sends) = after_dispatch(&cli, &gmail, &draft.id).await;
+        assert_eq!(sends, 0, "{case}: the armed rule sent it");
+        assert_eq!(cli.item(&draft.id).await["state"], "pending", "{case}");
         let flags = shown["view"]["flags"].as_array().unwrap();
         assert!(
             flags
@@ -144,8 +146,6 @@ async fn every_invented_parent_is_flagged_held_and_never_sent_by_an_on_thread_ru
             "{case}: the review names a parent: {}",
             shown["answered"]
         );
-        assert_eq!(sends, 0, "{case}: the armed rule sent it");
-        assert_eq!(cli.item(&draft.id).await["state"], "pending", "{case}");
         let human = cli.show(&cli.item_id(&draft.id).await).await.stdout;
         assert!(
             !human.contains("In reply to Eve"),
@@ -159,10 +159,21 @@ async fn an_honest_reply_to_a_received_message_is_sent_by_the_on_thread_rule() {
     let (gmail, _muster) = fakes().await;
     let cli = armed_cli(&gmail).await;
     let (_, thread) = gmail.add_inbox_message(CARLA, None);
+    // The owner answered once; Carla wrote again with Fay in Cc. Dan was on the first message.
+    let owner_wrote = b"From: owner@example.com\r\nTo: Carla Diaz <carla@client.test>\r\n\
+        Subject: Re: Quote for May\r\nMessage-ID: <owner-1@example.com>\r\n\
+        In-Reply-To: <quote-may@client.test>\r\n\r\nTomorrow.\r\n";
+    gmail.add_message_with_labels(owner_wrote, Some(&thread), &["SENT"]);
+    let later = b"From: Carla Diaz <carla@client.test>\r\nTo: owner@example.com\r\n\
+        Cc: Fay <fay@client.test>\r\nSubject: Re: Quote for May\r\n\
+        Message-ID: <quote-may-2@client.test>\r\nIn-Reply-To: <owner-1@example.com>\r\n\
+        References: <quote-may@client.test> <owner-1@example.com>\r\n\r\nAnd June?\r\n";
+    gmail.add_inbox_message(later, Some(&thread));
     let draft = gmail.file_draft(
         &reply(
-            "Carla Diaz <carla@client.test>, Dan <dan@partner.test>",
-            "In-Reply-To: <quote-may@client.test>\r\nReferences: <quote-may@client.test>\r\n",
+            "Carla Diaz <carla@client.test>, Dan <dan@partner.test>, Fay <fay@client.test>",
+            "In-Reply-To: <quote-may-2@client.test>\r\nReferences: <quote-may@client.test> \
+             <owner-1@example.com> <quote-may-2@client.test>\r\n",
         ),
         Some(&thread),
     );

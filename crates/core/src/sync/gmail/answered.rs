@@ -111,21 +111,27 @@ pub(super) async fn answered_message(
             }
         }
     }
-    let mut not_in_conversation = Vec::new();
-    for id in claims.in_reply_to.iter().map(|id| bare_message_id(id)) {
-        if !own_ids.contains(&id) && !not_in_conversation.iter().any(|n: &String| n == id) {
+    // In-Reply-To (and the parent, whichever header names it) must be a message of the
+    // conversation; a References entry, a message of it or one its messages name.
+    let mut not_in_conversation: Vec<String> = Vec::new();
+    let in_reply_to = claims
+        .in_reply_to
+        .iter()
+        .map(|id| (bare_message_id(id), false));
+    let references = claims
+        .references
+        .iter()
+        .map(|id| (bare_message_id(id), true));
+    let parent = std::iter::once((claimed, false));
+    for (id, is_reference) in in_reply_to.chain(references).chain(parent) {
+        let vouched_for = if is_reference && id != claimed {
+            vouched.iter().any(|v| v == id)
+        } else {
+            own_ids.contains(&id)
+        };
+        if !vouched_for && !not_in_conversation.iter().any(|n| n == id) {
             not_in_conversation.push(id.to_owned());
         }
-    }
-    for id in claims.references.iter().map(|id| bare_message_id(id)) {
-        let named_by_thread = vouched.iter().any(|v| v == id);
-        let is_parent = id == claimed && own_ids.contains(&id);
-        if !named_by_thread && !is_parent && !not_in_conversation.iter().any(|n: &String| n == id) {
-            not_in_conversation.push(id.to_owned());
-        }
-    }
-    if !own_ids.contains(&claimed) && !not_in_conversation.iter().any(|n| n == claimed) {
-        not_in_conversation.push(claimed.to_owned());
     }
     let participants = participants(&conversation);
     let parent = conversation

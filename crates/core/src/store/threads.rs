@@ -103,6 +103,17 @@ impl Store {
         .await?)
     }
 
+    /// Replace what item `item_id` answers (its conversation changed while its version did
+    /// not: the parent trashed or deleted, a new message in the thread).
+    pub async fn set_answers(&self, item_id: i64, answers_json: Option<&str>) -> Result<()> {
+        sqlx::query("UPDATE review_items SET answers_json = ? WHERE id = ?")
+            .bind(answers_json)
+            .bind(item_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
     /// Keep the bytes of a thread message (the one a draft answers).
     pub async fn save_thread_message_raw(
         &self,

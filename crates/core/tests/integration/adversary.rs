@@ -10,6 +10,7 @@ use countersign_core::render::FlagKind;
 use countersign_core::rules::pass::{self, Judged};
 use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
 use countersign_core::store::{Account, RuleMode};
+use countersign_core::sync::{sync_gmail_with, Listing};
 use countersign_core::ItemState;
 
 use crate::support::{item_for, resync, sync, Env};
@@ -390,4 +391,46 @@ async fn a_bcc_hidden_behind_an_empty_bcc_holds_an_armed_rule_and_is_listed() {
         view.warnings
     );
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Pending);
+}
+
+#[tokio::test]
+async fn a_parent_trashed_after_the_reply_was_read_is_seen_at_the_next_listing() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    arm_or_on_thread(&env).await;
+    let (carla, thread) = env.gmail.add_inbox_message(CARLA, None);
+    let draft = env.gmail.file_draft(
+        &reply(
+            "Carla Diaz <carla@client.test>",
+            "In-Reply-To: <quote-may@client.test>\r\nReferences: <quote-may@client.test>\r\n",
+        ),
+        Some(&thread),
+    );
+    sync(&env, &account).await;
+    // The conversation changes, the reply does not: the owner trashes Carla's message.
+    assert!(env.gmail.trash_message(&carla));
+    let client = env.services.gmail(&account).await.unwrap();
+    sync_gmail_with(&env.store, &account, &client, Listing::Always)
+        .await
+        .unwrap();
+    assert_eq!(
+        sends_after_the_dispatcher_stopped(&env).await,
+        0,
+        "the armed rule sent it"
+    );
+    let item = item_for(&env, &draft.id).await;
+    let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+        .await
+        .unwrap();
+    assert!(
+        detail
+            .content
+            .view
+            .flags
+            .iter()
+            .any(|f| f.kind == FlagKind::AnswersMessageNotInConversation),
+        "{:#?}",
+        detail.content.view.flags
+    );
+    assert_eq!(item.state, ItemState::Pending);
 }

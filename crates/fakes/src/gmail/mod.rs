@@ -388,6 +388,12 @@ impl FakeGmail {
         )
     }
 
+    /// Move a message to the Trash, as the owner does in Gmail (see `State::trash_message`);
+    /// false when there is no such message.
+    pub fn trash_message(&self, id: &str) -> bool {
+        self.shared.lock().trash_message(id)
+    }
+
     /// Everything sent through `drafts.send`, in order, with the bytes as sent.
     pub fn sent_messages(&self) -> Vec<SentRecord> {
         self.shared.lock().sent.clone()

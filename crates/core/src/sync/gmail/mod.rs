@@ -255,6 +255,18 @@ impl AccountSync<'_> {
                 report.new_versions += 1;
             }
         }
+        // A reply's conversation can change while the reply does not (its parent trashed or
+        // deleted): every listing reads the thread of each reply still waiting again.
+        for draft in &listed {
+            match known.get(&draft.id) {
+                Some((item_id, version, state))
+                    if *version == draft.message_id && is_mirrored_as_present(*state) =>
+                {
+                    recheck_answers(self, *item_id, version, &mut conversations).await?;
+                }
+                _ => {}
+            }
+        }
         for (external_id, (item_id, _, state)) in &known {
             if listed_ids.contains(external_id.as_str()) || !is_mirrored_as_present(*state) {
                 continue;
@@ -267,6 +279,44 @@ impl AccountSync<'_> {
         }
         Ok(report)
     }
+}
+
+/// Read again what the current `version` of item `item_id` answers, and keep it if it changed.
+async fn recheck_answers(
+    sync: AccountSync<'_>,
+    item_id: i64,
+    version: &str,
+    conversations: &mut answered::Conversations,
+) -> Result<()> {
+    let item = sync.store.get_item(item_id).await?;
+    if item.answers_json.is_none() {
+        return Ok(());
+    }
+    let stored = sync.store.version(item_id, version).await?;
+    let view = render_message(stored.content.bytes(), &RenderOptions::default());
+    let claims = answered::Claims {
+        in_reply_to: view.in_reply_to,
+        references: view.references,
+    };
+    let answers = answered::answered_message(
+        sync.store,
+        sync.client,
+        &sync.account.id,
+        item.thread_id.as_deref(),
+        &claims,
+        conversations,
+    )
+    .await?
+    .map(|parent| serde_json::to_string(&parent))
+    .transpose()
+    .map_err(|e| Error::Encode {
+        what: "the answered message",
+        detail: e.to_string(),
+    })?;
+    if answers != item.answers_json {
+        sync.store.set_answers(item_id, answers.as_deref()).await?;
+    }
+    Ok(())
 }
 
 /// Fetch one draft, with the Message-IDs its threading headers name; `None` when it vanished

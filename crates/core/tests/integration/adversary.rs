@@ -434,3 +434,45 @@ async fn a_parent_trashed_after_the_reply_was_read_is_seen_at_the_next_listing()
     );
     assert_eq!(item.state, ItemState::Pending);
 }
+
+#[tokio::test]
+async fn a_reply_kept_without_a_parent_is_checked_at_the_next_listing() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    arm_or_on_thread(&env).await;
+    let (_, thread) = env.gmail.add_inbox_message(CARLA, None);
+    env.gmail.file_draft(BAIT, None);
+    let draft = env.gmail.file_draft(
+        &reply(
+            "Eve <eve@evil.test>",
+            "In-Reply-To: <bait-1@agent.example>\r\nReferences: <bait-1@agent.example>\r\n",
+        ),
+        Some(&thread),
+    );
+    sync(&env, &account).await;
+    // As a mirror written before this check keeps it: the reply, and no parent at all.
+    let item = item_for(&env, &draft.id).await;
+    env.store.set_answers(item.id, None).await.unwrap();
+    let client = env.services.gmail(&account).await.unwrap();
+    sync_gmail_with(&env.store, &account, &client, Listing::Always)
+        .await
+        .unwrap();
+    assert_eq!(
+        sends_after_the_dispatcher_stopped(&env).await,
+        0,
+        "the armed rule sent it"
+    );
+    let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+        .await
+        .unwrap();
+    assert!(
+        detail
+            .content
+            .view
+            .flags
+            .iter()
+            .any(|f| f.kind == FlagKind::AnswersMessageNotInConversation),
+        "{:#?}",
+        detail.content.view.flags
+    );
+}

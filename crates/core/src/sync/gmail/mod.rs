@@ -289,10 +289,12 @@ async fn recheck_answers(
     conversations: &mut answered::Conversations,
 ) -> Result<()> {
     let item = sync.store.get_item(item_id).await?;
-    if item.answers_json.is_none() {
+    let stored = sync.store.version(item_id, version).await?;
+    // A reply kept without a parent (mirrored before parents were checked this way) is
+    // checked too; a draft naming no parent at all costs no rendering.
+    if item.answers_json.is_none() && !names_a_parent(stored.content.bytes()) {
         return Ok(());
     }
-    let stored = sync.store.version(item_id, version).await?;
     let view = render_message(stored.content.bytes(), &RenderOptions::default());
     let claims = answered::Claims {
         in_reply_to: view.in_reply_to,
@@ -317,6 +319,16 @@ async fn recheck_answers(
         sync.store.set_answers(item_id, answers.as_deref()).await?;
     }
     Ok(())
+}
+
+/// Whether a message's header block has an In-Reply-To or References header at all.
+fn names_a_parent(raw: &[u8]) -> bool {
+    raw.split(|b| *b == b'\n')
+        .take_while(|line| !line.iter().all(|b| b.is_ascii_whitespace()))
+        .any(|line| {
+            let name = line.split(|b| *b == b':').next().unwrap_or_default();
+            name.eq_ignore_ascii_case(b"in-reply-to") || name.eq_ignore_ascii_case(b"references")
+        })
 }
 
 /// Fetch one draft, with the Message-IDs its threading headers name; `None` when it vanished

@@ -31,6 +31,16 @@ fn threaded(n: usize, body: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// Ana's question `n` in the inbox; its thread, for the reply to be filed on (the message a
+/// reply answers must be in the reply's own thread, or the reply is flagged and held).
+fn question(gmail: &countersign_fakes::gmail::FakeGmail, n: usize) -> String {
+    let raw = format!(
+        "From: Ana <ana@example.com>\r\nTo: owner@example.com\r\nSubject: Question {n}\r\n\
+         Message-ID: <question-{n}@example.com>\r\n\r\nDoes Tuesday work?\r\n"
+    );
+    gmail.add_inbox_message(raw.as_bytes(), None).1
+}
+
 /// Approve short replies whose every recipient is at example.com.
 fn short_replies() -> RuleDefinition {
     RuleDefinition {
@@ -67,9 +77,10 @@ async fn armed_rule(undo_secs: u32) -> (Fixture, i64, i64) {
         .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
         .await
         .unwrap();
-    let earlier = fixture
-        .gmail
-        .file_draft(&threaded(1, &"A long answer. ".repeat(40)), None);
+    let earlier = fixture.gmail.file_draft(
+        &threaded(1, &"A long answer. ".repeat(40)),
+        Some(&question(&fixture.gmail, 1)),
+    );
     fixture.sync(&account).await.unwrap();
     let earlier = fixture.item(&earlier.id).await.unwrap();
     (fixture, rule.id, earlier.id)
@@ -78,9 +89,10 @@ async fn armed_rule(undo_secs: u32) -> (Fixture, i64, i64) {
 /// The agent files a short reply and the owner presses Sync now: the armed rule approves it.
 /// Returns the Gmail draft's id and its item id once it is in the mirror.
 async fn a_short_reply_arrives(fixture: &Fixture, app: &DesktopApp) -> (String, i64) {
-    let draft = fixture
-        .gmail
-        .file_draft(&threaded(2, "Yes, Tuesday works."), None);
+    let draft = fixture.gmail.file_draft(
+        &threaded(2, "Yes, Tuesday works."),
+        Some(&question(&fixture.gmail, 2)),
+    );
     app.session()
         .find("[data-action=sync-now]")
         .await
@@ -240,12 +252,14 @@ async fn the_rules_page_shows_a_shadow_rules_record_and_arming_asks_with_it_firs
     };
     let fixture = Fixture::new().await.unwrap();
     let account = fixture.connect_gmail().await.unwrap();
-    let first = fixture
-        .gmail
-        .file_draft(&threaded(1, "Yes, Tuesday works."), None);
-    let second = fixture
-        .gmail
-        .file_draft(&threaded(2, "See you on Tuesday."), None);
+    let first = fixture.gmail.file_draft(
+        &threaded(1, "Yes, Tuesday works."),
+        Some(&question(&fixture.gmail, 1)),
+    );
+    let second = fixture.gmail.file_draft(
+        &threaded(2, "See you on Tuesday."),
+        Some(&question(&fixture.gmail, 2)),
+    );
     fixture.sync(&account).await.unwrap();
     let rule = fixture
         .store
@@ -456,7 +470,9 @@ async fn a_draft_a_guard_held_from_an_armed_rule_says_why_above_the_mail() {
             "To: Ana <ana@example.com>\r\nBcc: eve@example.com\r\n",
             1,
         );
-    let draft = fixture.gmail.file_draft(raw.as_bytes(), None);
+    let draft = fixture
+        .gmail
+        .file_draft(raw.as_bytes(), Some(&question(&fixture.gmail, 3)));
     fixture.sync(&account).await.unwrap();
     let item = fixture.item(&draft.id).await.unwrap();
     let app = fixture.launch(&prerequisites).await.unwrap();

@@ -70,6 +70,11 @@ async fn gmail_answered(store: &Store, item: &Item, json: &str) -> Result<Option
     let Ok(parent) = serde_json::from_str::<crate::render::ParentMessage>(json) else {
         return Ok(None);
     };
+    // A Message-ID the draft names but its conversation does not hold: the review says so in a
+    // flag, and shows no "Answers" of the agent's choosing.
+    if parent.is_claim_only() {
+        return Ok(None);
+    }
     let account = &item.summary.account_id;
     let thread = match item.thread_id.as_deref() {
         Some(thread_id) => store.thread_messages(account, thread_id).await?,

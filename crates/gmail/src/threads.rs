@@ -2,8 +2,8 @@
 //!
 //! Reference: <https://developers.google.com/gmail/api/reference/rest/v1/users.threads/get>
 //! (10 quota units; `format` is `full`, `metadata` or `minimal`, `metadataHeaders` repeats).
-//! Countersign reads each reply's thread once, to list the earlier messages under the draft and
-//! find the message it answers among them.
+//! Countersign reads a reply's thread with each new version of it, to list the earlier messages
+//! under the draft and to find the message it answers among them (only there: issue 33).
 
 use crate::client::{segment, Call, GmailClient};
 use crate::error::Result;

@@ -1,6 +1,7 @@
 //! The `countersign` CLI as a user runs it: a real binary, a real data directory.
 
 mod accounts;
+mod adversary;
 mod audit;
 mod dispatch;
 mod history;

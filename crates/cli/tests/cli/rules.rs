@@ -14,6 +14,16 @@ fn threaded(n: usize, body: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// Ana's question `n` in the inbox; its thread, for the reply to be filed on (the message a
+/// reply answers must be in the reply's own thread, or the reply is flagged and held).
+fn question(gmail: &countersign_fakes::gmail::FakeGmail, n: usize) -> String {
+    let raw = format!(
+        "From: Ana <ana@example.com>\r\nTo: owner@example.com\r\nSubject: Question {n}\r\n\
+         Message-ID: <question-{n}@example.com>\r\n\r\nDoes Tuesday work?\r\n"
+    );
+    gmail.add_inbox_message(raw.as_bytes(), None).1
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rule_is_tested_against_the_history_then_armed_and_sends_a_new_draft_once() {
     let (gmail, _muster) = fakes().await;
@@ -28,9 +38,15 @@ async fn a_rule_is_tested_against_the_history_then_armed_and_sends_a_new_draft_o
     // A recorded history: three short replies approved, one rejected, one long one approved.
     let mut drafts = Vec::new();
     for n in 1..=4 {
-        drafts.push(gmail.file_draft(&threaded(n, "Yes, Tuesday works."), None));
+        drafts.push(gmail.file_draft(
+            &threaded(n, "Yes, Tuesday works."),
+            Some(&question(&gmail, n)),
+        ));
     }
-    let long = gmail.file_draft(&threaded(5, &"Many words here. ".repeat(20)), None);
+    let long = gmail.file_draft(
+        &threaded(5, &"Many words here. ".repeat(20)),
+        Some(&question(&gmail, 5)),
+    );
     cli.exec(&["sync"]).await.ok();
     for draft in &drafts[..3] {
         let id = cli.item_id(&draft.id).await;
@@ -84,14 +100,14 @@ async fn a_rule_is_tested_against_the_history_then_armed_and_sends_a_new_draft_o
     let unconfirmed = cli.exec(&["rules", "arm", "1"]).await;
     assert!(!unconfirmed.status.success());
     // In shadow, a new matching draft waits for the owner.
-    let shadowed = gmail.file_draft(&threaded(6, "Shadowed."), None);
+    let shadowed = gmail.file_draft(&threaded(6, "Shadowed."), Some(&question(&gmail, 6)));
     cli.exec(&["sync"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();
     assert_eq!(gmail.send_requests(&shadowed.id), 0, "shadow never sends");
 
     let armed = cli.exec(&["rules", "arm", "1", "--yes"]).await.ok();
     assert!(armed.stdout.contains("Armed"), "{}", armed.stdout);
-    let new = gmail.file_draft(&threaded(7, "See you Tuesday."), None);
+    let new = gmail.file_draft(&threaded(7, "See you Tuesday."), Some(&question(&gmail, 7)));
     cli.exec(&["sync"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();

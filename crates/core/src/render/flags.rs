@@ -21,6 +21,9 @@ pub const GMAIL_MAX_MESSAGE_BYTES: u64 = countersign_gmail::drafts::MAX_SEND_BYT
 pub enum FlagKind {
     /// A recipient who was not on the message being answered (the exfiltration case).
     RecipientNotOnThread,
+    /// The draft's In-Reply-To or References names a message that is not a received or sent
+    /// message of its own conversation: the parent it claims is not a fact.
+    AnswersMessageNotInConversation,
     /// A recipient outside the owner's domains.
     ExternalRecipient,
     /// A Bcc recipient: others will not see them.
@@ -155,14 +158,20 @@ pub(crate) fn compute(
         .collect();
 
     if let Some(parent) = &options.parent {
-        let on_thread: BTreeSet<String> = parent
-            .from
-            .iter()
-            .chain(&parent.to)
-            .chain(&parent.cc)
-            .chain(&parent.reply_to)
-            .map(|a| a.email.to_lowercase())
-            .collect();
+        for claimed in &parent.not_in_conversation {
+            out.push(Flag {
+                kind: FlagKind::AnswersMessageNotInConversation,
+                about: claimed.clone(),
+                explanation: format!(
+                    "This answers a message that is not in this conversation (<{}>): the \
+                     agent may have invented what it replies to, so no recipient counts as \
+                     on the thread.",
+                    claimed
+                ),
+                recipients: Vec::new(),
+            });
+        }
+        let on_thread = parent.on_thread();
         let mut seen = BTreeSet::new();
         let strangers: Vec<(&str, &Address)> = recipients
             .iter()

@@ -4,6 +4,7 @@
 //! Building a view never fails and never panics: whatever cannot be read becomes a
 //! [`Warning`] that the review shows, rather than an error that hides the draft.
 
+mod addresses;
 mod attachments;
 mod body;
 mod headers;
@@ -50,6 +51,42 @@ pub struct ParentMessage {
     pub message_id: Option<String>,
     /// The parent's subject, shown next to the reply (muster gives it).
     pub subject: Option<String>,
+    /// Gmail: everyone on the draft's conversation — From, To, Cc and Reply-To of each of its
+    /// received and sent messages (never of a draft, nor of one in Trash or Spam), read from
+    /// `threads.get`. With the parent's own addresses, who counts as "on the thread".
+    pub participants: Vec<Address>,
+    /// Gmail: the Message-IDs the draft's In-Reply-To or References name that are nothing in
+    /// its conversation — a parent the agent may have invented (a bait draft, a message found
+    /// elsewhere). Not empty: the draft is flagged and no recipient counts as on the thread.
+    pub not_in_conversation: Vec<String>,
+}
+
+impl ParentMessage {
+    /// The parent itself is not a message of the draft's conversation: only the claim of it
+    /// (its Message-ID) is known, never whom it was from or to.
+    pub fn is_claim_only(&self) -> bool {
+        self.message_id
+            .as_ref()
+            .is_some_and(|id| self.not_in_conversation.contains(id))
+    }
+
+    /// The addresses that count as "on the thread", lower-case: the parent's From, To, Cc and
+    /// Reply-To and the conversation's participants — none at all when the draft names a
+    /// message that is not in its conversation, since the agent chose whom that "parent" was
+    /// addressed to.
+    pub fn on_thread(&self) -> std::collections::BTreeSet<String> {
+        if !self.not_in_conversation.is_empty() {
+            return std::collections::BTreeSet::new();
+        }
+        self.from
+            .iter()
+            .chain(&self.to)
+            .chain(&self.cc)
+            .chain(&self.reply_to)
+            .chain(&self.participants)
+            .map(|a| a.email.to_lowercase())
+            .collect()
+    }
 }
 
 /// How to render: what the owner allowed and who the owner is.
@@ -146,6 +183,10 @@ pub enum WarningKind {
     /// The HTML nests elements deeper than browsers and mail programs render as written; the
     /// review shows its text instead.
     DeeplyNested,
+    /// An address header that mail programs read differently (present twice, empty beside
+    /// another, an encoded word or a second `@` where an address belongs, a group, a display
+    /// name or comment that is an address…): the review lists every address any of them finds.
+    AmbiguousAddress,
 }
 
 impl WarningKind {
@@ -160,7 +201,8 @@ impl WarningKind {
             | WarningKind::TruncatedPart
             | WarningKind::UnparseableStructure
             | WarningKind::Malformed
-            | WarningKind::DeeplyNested => true,
+            | WarningKind::DeeplyNested
+            | WarningKind::AmbiguousAddress => true,
             WarningKind::BrokenCharset
             | WarningKind::UnknownCharset
             | WarningKind::InvalidDate
@@ -341,6 +383,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
         });
     } else if let Some(message) = parse(raw, &mut view.warnings) {
         read_headers(&message, &mut view);
+        addresses::read_address_headers(&message, &mut view);
         duplicates = duplicate_singletons(&message);
         read_structure_warnings(&message, raw, &mut view.warnings);
         let parts = collect_attachments(&message, raw);

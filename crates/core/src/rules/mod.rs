@@ -224,35 +224,28 @@ fn recipients(view: &ReviewView) -> impl Iterator<Item = &Address> {
     view.to.iter().chain(&view.cc).chain(&view.bcc)
 }
 
+/// The domain of an address; none for one with more than one `@`, which readers split
+/// differently (`eve@evil.test@example.com` is not at example.com for every reader).
 fn domain_of(email: &str) -> String {
-    email
-        .rsplit_once('@')
-        .map(|(_, d)| d.to_ascii_lowercase())
-        .unwrap_or_default()
+    match email.split_once('@') {
+        Some((_, domain)) if !domain.contains('@') => domain.to_ascii_lowercase(),
+        _ => String::new(),
+    }
 }
 
 fn meets(conditions: &Conditions, draft: &Draft<'_>) -> std::result::Result<(), String> {
     let view = draft.view;
     if conditions.vets_recipients() {
-        let on_thread: Vec<String> = draft
-            .parent
-            .map(|p| {
-                p.from
-                    .iter()
-                    .chain(&p.to)
-                    .chain(&p.cc)
-                    .chain(&p.reply_to)
-                    .map(|a| a.email.to_ascii_lowercase())
-                    .collect()
-            })
-            .unwrap_or_default();
+        // The same "on the thread" as the review's flag: the parent and the conversation's
+        // participants, and nobody when the parent is not a message of the conversation.
+        let on_thread = draft.parent.map(|p| p.on_thread()).unwrap_or_default();
         let within: Vec<String> = conditions
             .recipients_within
             .iter()
             .map(|d| d.trim().trim_start_matches('@').to_ascii_lowercase())
             .collect();
         for address in recipients(view) {
-            let email = address.email.to_ascii_lowercase();
+            let email = address.email.to_lowercase();
             let allowed = within.contains(&domain_of(&email))
                 || (conditions.or_on_thread && on_thread.contains(&email));
             if !allowed {

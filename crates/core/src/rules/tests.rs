@@ -337,3 +337,48 @@ fn a_definition_that_cannot_work_is_refused() {
         bad(|d| d.conditions.recipients_within = vec!["a@b.org".into()]).contains("not a domain")
     );
 }
+
+#[test]
+fn an_address_with_two_ats_is_in_no_domain_and_a_claimed_parent_puts_nobody_on_the_thread() {
+    let eve = Address {
+        name: None,
+        email: "eve@evil.test@example.com".into(),
+    };
+    let two_ats = ReviewView {
+        to: vec![eve.clone()],
+        ..ReviewView::default()
+    };
+    let within = Conditions {
+        recipients_within: vec!["example.com".into()],
+        ..Default::default()
+    };
+    assert!(
+        !judge(within, &two_ats, None),
+        "eve@evil.test@example.com counted as example.com"
+    );
+
+    let outsider = ReviewView {
+        to: vec![Address {
+            name: None,
+            email: "eve@evil.test".into(),
+        }],
+        ..ReviewView::default()
+    };
+    // The agent's bait "parent" was addressed to Eve; it is not in the conversation.
+    let claimed = ParentMessage {
+        to: outsider.to.clone(),
+        message_id: Some("bait-1@agent.example".into()),
+        not_in_conversation: vec!["bait-1@agent.example".into()],
+        ..ParentMessage::default()
+    };
+    let on_thread = Conditions {
+        or_on_thread: true,
+        ..Default::default()
+    };
+    assert!(!judge(on_thread.clone(), &outsider, Some(&claimed)));
+    let real = ParentMessage {
+        not_in_conversation: Vec::new(),
+        ..claimed
+    };
+    assert!(judge(on_thread, &outsider, Some(&real)), "no false alarm");
+}

@@ -1,5 +1,6 @@
-//! The Gmail conversations reply drafts belong to: the earlier messages (From, Date, snippet),
-//! read once per thread, and the raw bytes of the messages drafts answer.
+//! The Gmail conversations reply drafts belong to: their received and sent messages (From, Date,
+//! snippet), read again with each new version of a reply, and the raw bytes of the messages
+//! drafts answer.
 
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
@@ -31,19 +32,8 @@ pub struct ThreadMessage {
 }
 
 impl Store {
-    /// Whether the thread was read already.
-    pub async fn thread_known(&self, account_id: &str, thread_id: &str) -> Result<bool> {
-        let row = sqlx::query(
-            "SELECT 1 FROM thread_messages WHERE account_id = ? AND thread_id = ? LIMIT 1",
-        )
-        .bind(account_id)
-        .bind(thread_id)
-        .fetch_optional(self.pool())
-        .await?;
-        Ok(row.is_some())
-    }
-
-    /// Keep a thread's messages (oldest first). Messages already kept keep their bytes.
+    /// Keep a thread's messages (oldest first), in place of those kept before. Messages already
+    /// kept keep their bytes.
     pub async fn save_thread(
         &self,
         account_id: &str,
@@ -51,6 +41,27 @@ impl Store {
         messages: &[ThreadMessage],
     ) -> Result<()> {
         let mut tx = self.write_tx().await?;
+        // A message that left the thread (deleted, trashed, a draft sent since) is forgotten:
+        // the review lists the conversation as it is now.
+        let kept: Vec<&str> = messages.iter().map(|m| m.gmail_id.as_str()).collect();
+        let known: Vec<(String,)> = sqlx::query_as(
+            "SELECT gmail_id FROM thread_messages WHERE account_id = ? AND thread_id = ?",
+        )
+        .bind(account_id)
+        .bind(thread_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        for (gone,) in known.iter().filter(|(id,)| !kept.contains(&id.as_str())) {
+            sqlx::query(
+                "DELETE FROM thread_messages WHERE account_id = ? AND thread_id = ? \
+                 AND gmail_id = ?",
+            )
+            .bind(account_id)
+            .bind(thread_id)
+            .bind(gone)
+            .execute(&mut *tx)
+            .await?;
+        }
         for (position, m) in messages.iter().enumerate() {
             sqlx::query(
                 "INSERT INTO thread_messages (account_id, thread_id, gmail_id, position,
@@ -90,6 +101,17 @@ impl Store {
         .bind(thread_id)
         .fetch_all(self.pool())
         .await?)
+    }
+
+    /// Replace what item `item_id` answers (its conversation changed while its version did
+    /// not: the parent trashed or deleted, a new message in the thread).
+    pub async fn set_answers(&self, item_id: i64, answers_json: Option<&str>) -> Result<()> {
+        sqlx::query("UPDATE review_items SET answers_json = ? WHERE id = ?")
+            .bind(answers_json)
+            .bind(item_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
     }
 
     /// Keep the bytes of a thread message (the one a draft answers).

@@ -241,8 +241,10 @@ async fn a_rules_decision_is_announced_at_once_and_its_send_is_told_once_with_th
     let env = Env::new().await;
     let account = env.connect_gmail().await;
     arm_a_rule_for_example_com(&env).await;
-    env.gmail.add_inbox_message(&parent(1), None);
-    let draft = env.gmail.file_draft(&reply(1, "Yes, Tuesday works."), None);
+    let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);
+    let draft = env
+        .gmail
+        .file_draft(&reply(1, "Yes, Tuesday works."), Some(&thread));
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
 
@@ -296,12 +298,14 @@ async fn a_rules_send_of_the_draft_in_view_is_not_told_and_one_sent_beside_it_is
     let env = Env::new().await;
     let account = env.connect_gmail().await;
     arm_a_rule_for_example_com(&env).await;
-    env.gmail.add_inbox_message(&parent(1), None);
-    env.gmail.add_inbox_message(&parent(2), None);
-    let watched = env.gmail.file_draft(&reply(1, "Yes, Tuesday works."), None);
+    let (_, first) = env.gmail.add_inbox_message(&parent(1), None);
+    let (_, second) = env.gmail.add_inbox_message(&parent(2), None);
+    let watched = env
+        .gmail
+        .file_draft(&reply(1, "Yes, Tuesday works."), Some(&first));
     let beside = env
         .gmail
-        .file_draft(&reply(2, "Thursday suits me too."), None);
+        .file_draft(&reply(2, "Thursday suits me too."), Some(&second));
     sync(&env, &account).await;
     let watched_item = item_for(&env, &watched.id).await;
     let beside_item = item_for(&env, &beside.id).await;

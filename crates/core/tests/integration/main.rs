@@ -2,6 +2,7 @@
 //! on 127.0.0.1.
 
 mod actions;
+mod adversary;
 mod app_events;
 mod audit_chain;
 mod autostart;

@@ -61,8 +61,8 @@ async fn armed(env: &Env, definition: &RuleDefinition) -> i64 {
 }
 
 async fn file_and_sync(env: &Env, account: &Account, n: usize, raw: &[u8]) -> i64 {
-    env.gmail.add_inbox_message(&parent(n), None);
-    let draft = env.gmail.file_draft(raw, None);
+    let (_, thread) = env.gmail.add_inbox_message(&parent(n), None);
+    let draft = env.gmail.file_draft(raw, Some(&thread));
     sync(env, account).await;
     item_for(env, &draft.id).await.id
 }
@@ -315,8 +315,10 @@ async fn an_armed_rules_approval_binds_to_the_digest_it_judged() {
     let account = env.connect_gmail().await;
     settle_now(&env).await;
     let rule_id = armed(&env, &approve_within_example()).await;
-    env.gmail.add_inbox_message(&parent(1), None);
-    let draft = env.gmail.file_draft(&reply(1, "The invoice."), None);
+    let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);
+    let draft = env
+        .gmail
+        .file_draft(&reply(1, "The invoice."), Some(&thread));
     sync(&env, &account).await;
     let item_id = item_for(&env, &draft.id).await.id;
     let verdict = judged_to_decide(&env, item_id).await;
@@ -357,8 +359,10 @@ async fn an_armed_rule_sends_once_after_the_undo_window_and_the_audit_names_it()
     settings.undo_window_secs = 2;
     env.store.save_settings(&settings).await.unwrap();
     let rule_id = armed(&env, &approve_within_example()).await;
-    env.gmail.add_inbox_message(&parent(1), None);
-    let draft = env.gmail.file_draft(&reply(1, "The invoice."), None);
+    let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);
+    let draft = env
+        .gmail
+        .file_draft(&reply(1, "The invoice."), Some(&thread));
     sync(&env, &account).await;
     let item_id = item_for(&env, &draft.id).await.id;
 

@@ -1,6 +1,7 @@
 //! Integration tests of review rendering (`countersign_core::render`): the golden corpus, the
 //! XSS corpus, remote content, large messages and the public helpers.
 
+mod addresses;
 mod alternatives;
 mod api;
 mod golden;

@@ -373,6 +373,27 @@ impl FakeGmail {
         )
     }
 
+    /// Add a message with these labels (`["TRASH"]`, `["SPAM"]`, `["SENT"]`…) as another mail
+    /// program or Gmail itself would have put it there; its (message id, thread id).
+    pub fn add_message_with_labels(
+        &self,
+        raw: &[u8],
+        thread_id: Option<&str>,
+        labels: &[&str],
+    ) -> (String, String) {
+        self.shared.add_message(
+            raw.to_vec(),
+            thread_id.map(str::to_owned),
+            labels.iter().map(|l| (*l).to_owned()).collect(),
+        )
+    }
+
+    /// Move a message to the Trash, as the owner does in Gmail (see `State::trash_message`);
+    /// false when there is no such message.
+    pub fn trash_message(&self, id: &str) -> bool {
+        self.shared.lock().trash_message(id)
+    }
+
     /// Everything sent through `drafts.send`, in order, with the bytes as sent.
     pub fn sent_messages(&self) -> Vec<SentRecord> {
         self.shared.lock().sent.clone()

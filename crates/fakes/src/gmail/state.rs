@@ -366,6 +366,22 @@ impl State {
         }
     }
 
+    /// `messages.trash` as another client does it: the message gets the `TRASH` label and
+    /// stays in its thread (`threads.get` still returns it, with that label). Its other labels
+    /// are left as they were: nothing here depends on them. No history record: the fake keeps
+    /// history for additions and deletions only, and Countersign reads `labelId=DRAFT` history.
+    pub fn trash_message(&mut self, id: &str) -> bool {
+        match self.messages.get_mut(id) {
+            Some(m) => {
+                if !m.label_ids.iter().any(|l| l == "TRASH") {
+                    m.label_ids.push("TRASH".into());
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
     /// A message arriving in the inbox (e.g. the one a draft replies to).
     pub fn add_inbox_message(
         &mut self,

@@ -295,6 +295,39 @@ async fn over_the_per_user_quota_answers_403_user_rate_limit_exceeded_with_a_ret
         .contains("Retry after 20"));
 }
 
+/// `threads.get` returns every message of the thread, those in Trash and Spam and drafts too,
+/// each with its `labelIds` (the reference has no `includeSpamTrash` for it, unlike the list
+/// methods), and costs 10 units
+/// (<https://developers.google.com/gmail/api/reference/rest/v1/users.threads/get>,
+/// <https://developers.google.com/gmail/api/reference/quota>).
+#[tokio::test]
+async fn threads_get_returns_trashed_messages_with_their_labels_and_costs_ten_units() {
+    let fake = FakeGmail::start(GmailConfig {
+        quota_units_per_minute: 600,
+        ..GmailConfig::default()
+    })
+    .await
+    .unwrap();
+    let tokens = fake.issue_tokens(&[MODIFY]);
+    let (_, thread) = fake.add_inbox_message(&raw("<a@x>"), None);
+    fake.add_message_with_labels(&raw("<t@x>"), Some(&thread), &["TRASH"]);
+    let path = format!("/threads/{thread}?format=metadata&metadataHeaders=Message-ID");
+    let (status, body) = get(&fake, &tokens.access_token, &path).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["messages"][1]["labelIds"], json!(["TRASH"]));
+    assert_eq!(
+        body["messages"][1]["payload"]["headers"],
+        json!([{"name": "Message-ID", "value": "<t@x>"}])
+    );
+    // 10 units a second: one threads.get spent them all.
+    let (status, body) = get(&fake, &tokens.access_token, &path).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        body["error"]["errors"][0]["reason"],
+        "userRateLimitExceeded"
+    );
+}
+
 #[tokio::test]
 async fn drafts_get_a_new_message_id_on_update_and_vanish_when_sent() {
     let fake = fake().await;

@@ -28,4 +28,16 @@ messageId: string | null,
 /**
  * The parent's subject, shown next to the reply (muster gives it).
  */
-subject: string | null, };
+subject: string | null, 
+/**
+ * Gmail: everyone on the draft's conversation — From, To, Cc and Reply-To of each of its
+ * received and sent messages (never of a draft, nor of one in Trash or Spam), read from
+ * `threads.get`. With the parent's own addresses, who counts as "on the thread".
+ */
+participants: Array<Address>, 
+/**
+ * Gmail: the Message-IDs the draft's In-Reply-To or References name that are nothing in
+ * its conversation — a parent the agent may have invented (a bait draft, a message found
+ * elsewhere). Not empty: the draft is flagged and no recipient counts as on the thread.
+ */
+notInConversation: Array<string>, };

@@ -108,8 +108,11 @@ pub(super) fn read_headers(message: &Message<'_>, view: &mut ReviewView) {
 const SINGLETON_HEADERS: &[&str] = &[
     "Subject",
     "From",
+    "Sender",
+    "Reply-To",
     "To",
     "Cc",
+    "Bcc",
     "Date",
     "Content-Type",
     "Content-Transfer-Encoding",
@@ -139,7 +142,10 @@ pub(super) fn duplicate_singletons(message: &Message<'_>) -> Vec<DuplicateHeader
 }
 
 /// A header's value as written, folds joined.
-fn unfolded_raw_value(message: &Message<'_>, header: &mail_parser::Header<'_>) -> String {
+pub(super) fn unfolded_raw_value(
+    message: &Message<'_>,
+    header: &mail_parser::Header<'_>,
+) -> String {
     let end = (header.offset_end as usize).min(message.raw_message.len());
     let start = (header.offset_start as usize).min(end);
     let raw = String::from_utf8_lossy(&message.raw_message[start..end]);

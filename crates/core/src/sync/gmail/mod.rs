@@ -11,11 +11,12 @@
 //! - Full: the profile's history id first (so nothing that happens during the sync is missed),
 //!   then the same list-and-fetch.
 //! - A draft that disappeared is marked gone, "sent elsewhere" when SENT has its Message-ID.
-//! - The conversation of a reply is read once per thread (`threads.get` metadata: From, Date,
-//!   snippet of each message) and the message it answers (its In-Reply-To) once in full
-//!   (`messages.get` raw), both kept in the mirror: the review shows them offline, and the
-//!   parent's addresses feed the recipient check. A parent outside the draft's thread is found
-//!   by its Message-ID (`messages.list`) and its headers only.
+//! - The conversation of a reply is read again with each new version of the draft
+//!   (`threads.get` metadata: the addresses, threading ids, Date and snippet of each message)
+//!   and the message it answers once in full (`messages.get` raw), both kept in the mirror: the
+//!   review shows them offline, and the conversation's addresses feed the recipient check. The
+//!   parent is only ever a received or sent message of the draft's own thread (see
+//!   [`answered`]): one named but not there is flagged, never looked for elsewhere.
 
 mod answered;
 
@@ -182,32 +183,30 @@ impl AccountSync<'_> {
             .map(|(id, external, version, state)| (external, (id, version, state)))
             .collect();
         let listed_ids: HashSet<&str> = listed.iter().map(|d| d.id.as_str()).collect();
-        // What to fetch: drafts whose version is new, with the parent already known for them.
+        // What to fetch: drafts whose version is new. Each new version's parent is read again
+        // from its thread: the agent may have rewritten its threading headers, and the thread
+        // may have changed since (issue 33).
         let mut wanted = Vec::new();
         for draft in &listed {
             match known.get(&draft.id) {
                 Some((_, version, _)) if *version == draft.message_id => {}
-                Some((item_id, _, _)) => wanted.push((
-                    draft.id.clone(),
-                    store.get_item(*item_id).await?.answers_json,
-                )),
-                None => wanted.push((draft.id.clone(), None)),
+                _ => wanted.push(draft.id.clone()),
             }
         }
         // A few fetches in flight hide the round trips to Google (the account's quota limiter is
         // shared by the clones); results are recorded one at a time, in list order.
         let mut wanted = wanted.into_iter();
         let mut in_flight = VecDeque::new();
+        let mut conversations = answered::Conversations::new();
         loop {
             while in_flight.len() < FETCHES_IN_FLIGHT {
-                let Some((draft_id, parent)) = wanted.next() else {
+                let Some(draft_id) = wanted.next() else {
                     break;
                 };
                 in_flight.push_back(tokio::spawn(fetch_draft(
                     client.clone(),
                     account.clone(),
                     draft_id,
-                    parent,
                 )));
             }
             let Some(fetch) = in_flight.pop_front() else {
@@ -220,7 +219,7 @@ impl AccountSync<'_> {
                     detail: e.to_string(),
                 }),
             };
-            let (mut observed, in_reply_to) = match fetched {
+            let (mut observed, claims) = match fetched {
                 Ok(Some(observed)) => observed,
                 Ok(None) => continue,
                 Err(e) => {
@@ -232,29 +231,40 @@ impl AccountSync<'_> {
                 }
             };
             report.fetched += 1;
-            if observed.answers_json.is_none() {
-                if let Some(parent_id) = &in_reply_to {
-                    observed.answers_json = answered::answered_message(
-                        store,
-                        client,
-                        &account.id,
-                        observed.thread_id.as_deref(),
-                        parent_id,
-                    )
-                    .await?
-                    .map(|parent| serde_json::to_string(&parent))
-                    .transpose()
-                    .map_err(|e| Error::Encode {
-                        what: "the answered message",
-                        detail: e.to_string(),
-                    })?;
-                }
+            if observed.answers_json.is_none() && !claims.is_empty() {
+                observed.answers_json = answered::answered_message(
+                    store,
+                    client,
+                    &account.id,
+                    observed.thread_id.as_deref(),
+                    &claims,
+                    &mut conversations,
+                )
+                .await?
+                .map(|parent| serde_json::to_string(&parent))
+                .transpose()
+                .map_err(|e| Error::Encode {
+                    what: "the answered message",
+                    detail: e.to_string(),
+                })?;
             }
             let outcome = store.record_draft(&observed).await?;
             if outcome.created {
                 report.new_items += 1;
             } else if outcome.new_version {
                 report.new_versions += 1;
+            }
+        }
+        // A reply's conversation can change while the reply does not (its parent trashed or
+        // deleted): every listing reads the thread of each reply still waiting again.
+        for draft in &listed {
+            match known.get(&draft.id) {
+                Some((item_id, version, state))
+                    if *version == draft.message_id && is_mirrored_as_present(*state) =>
+                {
+                    recheck_answers(self, *item_id, version, &mut conversations).await?;
+                }
+                _ => {}
             }
         }
         for (external_id, (item_id, _, state)) in &known {
@@ -271,21 +281,70 @@ impl AccountSync<'_> {
     }
 }
 
-/// Fetch one draft, with the Message-ID it answers (its first In-Reply-To); `None` when it
-/// vanished since the list.
+/// Read again what the current `version` of item `item_id` answers, and keep it if it changed.
+async fn recheck_answers(
+    sync: AccountSync<'_>,
+    item_id: i64,
+    version: &str,
+    conversations: &mut answered::Conversations,
+) -> Result<()> {
+    let item = sync.store.get_item(item_id).await?;
+    let stored = sync.store.version(item_id, version).await?;
+    // A reply kept without a parent (mirrored before parents were checked this way) is
+    // checked too; a draft naming no parent at all costs no rendering.
+    if item.answers_json.is_none() && !names_a_parent(stored.content.bytes()) {
+        return Ok(());
+    }
+    let view = render_message(stored.content.bytes(), &RenderOptions::default());
+    let claims = answered::Claims {
+        in_reply_to: view.in_reply_to,
+        references: view.references,
+    };
+    let answers = answered::answered_message(
+        sync.store,
+        sync.client,
+        &sync.account.id,
+        item.thread_id.as_deref(),
+        &claims,
+        conversations,
+    )
+    .await?
+    .map(|parent| serde_json::to_string(&parent))
+    .transpose()
+    .map_err(|e| Error::Encode {
+        what: "the answered message",
+        detail: e.to_string(),
+    })?;
+    if answers != item.answers_json {
+        sync.store.set_answers(item_id, answers.as_deref()).await?;
+    }
+    Ok(())
+}
+
+/// Whether a message's header block has an In-Reply-To or References header at all.
+fn names_a_parent(raw: &[u8]) -> bool {
+    raw.split(|b| *b == b'\n')
+        .take_while(|line| !line.iter().all(|b| b.is_ascii_whitespace()))
+        .any(|line| {
+            let name = line.split(|b| *b == b':').next().unwrap_or_default();
+            name.eq_ignore_ascii_case(b"in-reply-to") || name.eq_ignore_ascii_case(b"references")
+        })
+}
+
+/// Fetch one draft, with the Message-IDs its threading headers name; `None` when it vanished
+/// since the list.
 async fn fetch_draft(
     client: GmailClient,
     account: Account,
     draft_id: String,
-    known_parent: Option<String>,
-) -> Result<Option<(ObservedDraft, Option<String>)>> {
+) -> Result<Option<(ObservedDraft, answered::Claims)>> {
     let raw = match client.get_draft_raw(&draft_id).await {
         Ok(raw) => raw,
         // Sent or deleted between the list and the get: the next sync sees it gone.
         Err(countersign_gmail::Error::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    Ok(Some(observe(&account, &raw, known_parent)))
+    Ok(Some(observe(&account, &raw, None)))
 }
 
 /// States in which a draft missing from Gmail means it went away behind our back. Queued and
@@ -326,7 +385,7 @@ fn observe(
     account: &Account,
     raw: &RawDraft,
     answers_json: Option<String>,
-) -> (ObservedDraft, Option<String>) {
+) -> (ObservedDraft, answered::Claims) {
     let view = render_message(&raw.raw, &RenderOptions::default());
     let observed = ObservedDraft {
         account_id: account.id.clone(),
@@ -344,7 +403,11 @@ fn observe(
         answers_json,
         state_reason: None,
     };
-    (observed, view.in_reply_to.first().cloned())
+    let claims = answered::Claims {
+        in_reply_to: view.in_reply_to.clone(),
+        references: view.references.clone(),
+    };
+    (observed, claims)
 }
 
 pub(crate) fn addresses(list: &[crate::render::Address]) -> String {

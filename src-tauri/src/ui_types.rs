@@ -82,6 +82,13 @@ fn files(dir: &Path) -> BTreeMap<String, String> {
 fn the_ui_types_are_the_ones_generated_from_the_rust_types() {
     let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/generated");
     if std::env::var_os("COUNTERSIGN_WRITE_UI_TYPES").is_some() {
+        // A CI run checks the committed types; writing them there would pass any drift.
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(
+            !ci,
+            "COUNTERSIGN_WRITE_UI_TYPES under CI: CI checks ui/src/lib/generated/, it never \
+             rewrites it"
+        );
         let _ = std::fs::remove_dir_all(&committed);
         export_all(&committed);
         return;

@@ -42,6 +42,12 @@ fn every_golden_fixture_renders_exactly_as_recorded() {
     let mut files = Vec::new();
     emls(&root, &mut files);
     let update = std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1");
+    // A CI run checks the golden files; a rewrite there would pass whatever the renderer does.
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    assert!(
+        !(update && ci),
+        "UPDATE_GOLDEN=1 under CI: CI checks the golden JSON, it never rewrites it"
+    );
     let mut failures = Vec::new();
     let mut ran = 0;
     for eml in &files {

@@ -103,7 +103,7 @@ pub async fn judge(
     let item = store.get_item(item_id).await?;
     let version = store.version(item_id, &item.summary.version).await?;
     let (view, parent) = crate::review::render_as_reviewed(store, &item, &version).await?;
-    let chief_filed = chief_filed(store, &item).await?;
+    let chief_filed = store.chief_filed(&item).await?;
     let draft = Draft {
         account_id: &item.summary.account_id,
         source: item.summary.source,
@@ -349,23 +349,6 @@ async fn record_verdict(
         })
         .await?;
     Ok(())
-}
-
-/// Whether a muster reply is the chief's: its route fell back to the chief.
-async fn chief_filed(store: &Store, item: &crate::store::Item) -> Result<bool> {
-    let (Source::Muster, Some(message), Some(route)) = (
-        item.summary.source,
-        item.muster.message_ref.as_deref(),
-        item.muster.route_id.as_deref(),
-    ) else {
-        return Ok(false);
-    };
-    let routes = store
-        .routes_for_message(&item.summary.account_id, message)
-        .await?;
-    Ok(routes
-        .iter()
-        .any(|r| r.route_id == route && r.state == crate::domain::RouteState::Fallback))
 }
 
 /// Midnight of the owner's day that `now` is in.

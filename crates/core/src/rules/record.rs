@@ -168,11 +168,12 @@ pub async fn replay(store: &Store, definition: &RuleDefinition) -> Result<RuleRe
         };
         let Some(version) = judged else { continue };
         let (view, parent) = crate::review::render_as_reviewed(store, &item, version).await?;
+        let chief_filed = store.chief_filed(&item).await?;
         let draft = Draft {
             account_id: &item.summary.account_id,
             source: item.summary.source,
             plugin: item.muster.plugin.as_deref(),
-            chief_filed: false,
+            chief_filed,
             view: &view,
             parent: parent.as_ref(),
         };

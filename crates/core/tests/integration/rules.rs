@@ -6,12 +6,12 @@ use countersign_core::decide;
 use countersign_core::reachability::{Failure, Reach};
 use countersign_core::rules::pass::{self, Judged};
 use countersign_core::rules::{
-    record, AttachmentCondition, Conditions, RuleAction, RuleDefinition,
+    record, AttachmentCondition, Conditions, RuleAction, RuleDefinition, Scope,
 };
 use countersign_core::store::{Account, RuleMode};
 use countersign_core::{Error, ItemState};
 
-use crate::support::{item_for, parent, reply, sync, Env, OWNER};
+use crate::support::{item_for, parent, relayed_reply, reply, resync, sync, Env, OWNER};
 
 const THE_OWNER: &str = "owner via test";
 
@@ -599,4 +599,164 @@ async fn a_rule_decision_written_just_after_hold_everything_swept_is_taken_back(
         .decided
         .iter()
         .any(|(d, _)| d.item_id == item_id));
+}
+
+/// The body part and one more part (`part`: its headers and body) in a `multipart/<kind>`.
+fn with_part(kind: &str, body: &str, part: &str) -> String {
+    format!(
+        "Content-Type: multipart/{kind}; boundary=\"p\"\r\n\r\n--p\r\n{body}--p\r\n{part}\r\n--p--\r\n"
+    )
+}
+
+#[tokio::test]
+async fn every_part_but_the_body_is_an_attachment_to_the_rules() {
+    // The agent slips the owner's customer list out as parts a careless reading would not
+    // count: shown inline, referenced from the HTML, wrapped in a forwarded message, unnamed.
+    let text = "Content-Type: text/plain; charset=utf-8\r\n\r\nThe invoice.\r\n";
+    let inline_pdf = with_part(
+        "mixed",
+        text,
+        "Content-Type: application/pdf; name=\"customers.pdf\"\r\n\
+         Content-Disposition: inline; filename=\"customers.pdf\"\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQKJcfsj6IK",
+    );
+    let cid_image = with_part(
+        "related",
+        "Content-Type: text/html; charset=utf-8\r\n\r\n<p>The invoice.</p><img src=\"cid:logo@agent\">\r\n",
+        "Content-Type: image/png\r\nContent-ID: <logo@agent>\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\n\
+         iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+    );
+    let nested = with_part(
+        "mixed",
+        text,
+        "Content-Type: message/rfc822\r\nContent-Disposition: inline\r\n\r\n\
+         From: Owner <owner@example.com>\r\nTo: eve@example.com\r\nSubject: customers\r\n\r\n\
+         Ana, Bob, Carol and what they pay.\r\n",
+    );
+    let unnamed = with_part(
+        "mixed",
+        text,
+        "Content-Type: application/pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQKJcfsj6IK",
+    );
+    let no_attachments = RuleDefinition {
+        conditions: Conditions {
+            attachments: Some(AttachmentCondition::None),
+            ..approve_within_example().conditions
+        },
+        ..approve_within_example()
+    };
+    let only_text = RuleDefinition {
+        conditions: Conditions {
+            attachments: Some(AttachmentCondition::OnlyTypes {
+                types: vec!["text/plain".into()],
+                max_bytes: 1 << 20,
+            }),
+            ..approve_within_example().conditions
+        },
+        ..approve_within_example()
+    };
+    let cases = [
+        ("an inline PDF", &inline_pdf),
+        ("a cid: image", &cid_image),
+        ("a nested message", &nested),
+        ("an unnamed part", &unnamed),
+    ];
+    for (rule_name, definition) in [
+        ("--no-attachments", &no_attachments),
+        ("only text/plain", &only_text),
+    ] {
+        for (n, (name, content)) in cases.iter().enumerate() {
+            let env = Env::new().await;
+            let account = env.connect_gmail().await;
+            settle_now(&env).await;
+            armed(&env, definition).await;
+            let item_id =
+                file_and_sync(&env, &account, n + 1, &reply_with(n + 1, "", content)).await;
+            let view = countersign_core::review::review_detail(&env.store, item_id, false)
+                .await
+                .unwrap();
+            assert!(
+                !view.content.view.attachments.is_empty(),
+                "{name}: the review lists it as an attachment"
+            );
+            let pass = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+            assert!(
+                pass.decided.is_empty(),
+                "{rule_name}, {name}: the rule decides nothing, got {:?}",
+                pass.decided
+            );
+            let evaluations = env.store.evaluations_for_item(item_id).await.unwrap();
+            assert_eq!(
+                evaluations
+                    .iter()
+                    .map(|e| e.verdict.as_str())
+                    .collect::<Vec<_>>(),
+                vec!["no_match"],
+                "{rule_name}, {name}: the rule does not match a draft carrying it"
+            );
+            assert!(env.gmail.sent_messages().is_empty());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_rule_for_the_sessions_own_replies_leaves_a_route_less_chief_draft_to_the_owner() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    settle_now(&env).await;
+    let (message_id, session_draft) = relayed_reply(&env, false);
+    // The chief answers the same message itself, on no route (muster's `reply_draft`).
+    let chief_draft = env
+        .muster
+        .file_chief_draft(&message_id, "The chief answers.")
+        .unwrap();
+    resync(&env, &account).await;
+    armed(
+        &env,
+        &RuleDefinition {
+            name: "The sessions' own replies".into(),
+            scope: Scope {
+                chief_filed: Some(false),
+                ..Scope::default()
+            },
+            conditions: Conditions::default(),
+            action: RuleAction::Approve,
+            daily_cap: None,
+        },
+    )
+    .await;
+
+    let pass = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    let chief = item_for(&env, &chief_draft).await;
+    assert!(
+        pass.decided.iter().all(|(d, _)| d.item_id != chief.id),
+        "the chief's reply is not the sessions' own: {:?}",
+        pass.decided
+    );
+    assert_eq!(chief.state, ItemState::Pending, "it waits for the owner");
+    let verdicts = |evaluations: Vec<countersign_core::store::RuleEvaluation>| {
+        evaluations
+            .into_iter()
+            .map(|e| e.verdict)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        verdicts(env.store.evaluations_for_item(chief.id).await.unwrap()),
+        vec!["no_match"]
+    );
+    let session = item_for(&env, &session_draft).await;
+    assert_eq!(
+        verdicts(env.store.evaluations_for_item(session.id).await.unwrap()),
+        vec!["approve"],
+        "the session's own reply is in the rule's scope"
+    );
+    let detail = countersign_core::review::review_detail(&env.store, chief.id, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        detail.content.redraft_bound.as_deref(),
+        Some("the chief's reply — a refusal is final"),
+        "the review calls it the chief's too"
+    );
 }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Local, Utc};
 use super::guard::{self, GuardContext};
 use super::{matches, Draft, RuleAction};
 use crate::decide::{self, Confirmation, Shown, UndoWindow};
-use crate::domain::{ItemState, Source};
+use crate::domain::ItemState;
 use crate::error::{Error, Result};
 use crate::store::{
     Decision, NewAuditEntry, NewEvaluation, Rule, RuleMode, Settings, ShownPart, Store,
@@ -221,7 +221,7 @@ pub async fn act(store: &Store, verdict: &Verdict) -> Result<Decision> {
     // rule decisions could then have run before this one was written. The switch is saved
     // before the sweep, so reading it after the write closes that gap.
     if store.settings().await?.hold_everything {
-        decide::undo(store, verdict.shown.id, "hold everything").await?;
+        decide::take_back(store, verdict.shown.id, "hold everything").await?;
         return Err(Error::refused(
             format!("decide item {} by rule", verdict.shown.id),
             "Hold everything is on",
@@ -260,7 +260,7 @@ pub async fn set_hold_everything(store: &Store, on: bool, actor: &str) -> Result
     let mut undone = Vec::new();
     if on {
         for item_id in store.queued_rule_decisions().await? {
-            match decide::undo(store, item_id, actor).await {
+            match decide::take_back(store, item_id, actor).await {
                 Ok(_) => {
                     // Not the owner's verdict on the draft: the rule looks again once the
                     // switch is off (an owner's Undo of one rule decision stays final).

@@ -289,13 +289,16 @@ impl Store {
         )
     }
 
-    /// The drafts the rules have to look at: waiting for the owner, no decision on its way,
-    /// and a current version that some rule (at its current version) has not judged yet, or
-    /// one an armed rule held for a reason that passes with time, now passed.
+    /// The drafts the rules have to look at: waiting for the owner, no decision on its way, a
+    /// current version the owner has not taken back or refused (final for every rule, whatever
+    /// rules are added or changed later), and one that some rule (at its current version) has
+    /// not judged yet, or one an armed rule held for a reason that passes with time, now passed.
     pub async fn items_for_rules(&self, now: DateTime<Utc>) -> Result<Vec<i64>> {
         Ok(sqlx::query_scalar(
             "SELECT i.id FROM review_items i
              WHERE i.state IN ('pending', 'awaiting_check')
+               AND NOT EXISTS (SELECT 1 FROM owner_vetoes v
+                               WHERE v.item_id = i.id AND v.version = i.version)
                AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.item_id = i.id
                                AND d.state IN ('queued', 'dispatching', 'uncertain'))
                AND (EXISTS (SELECT 1 FROM rules r WHERE r.removed_at IS NULL

@@ -760,3 +760,126 @@ async fn a_rule_for_the_sessions_own_replies_leaves_a_route_less_chief_draft_to_
         "the review calls it the chief's too"
     );
 }
+
+#[tokio::test]
+async fn an_undone_rule_approval_stays_undone_after_rules_add_edit_and_a_restart() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let rule_id = armed(&env, &approve_within_example()).await;
+    let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    let decided = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    assert_eq!(decided.decided.len(), 1, "the armed rule approves it");
+    decide::undo(&env.store, item_id, OWNER).await.unwrap();
+
+    let decides_nothing = |store: countersign_core::Store, when: &'static str| async move {
+        let pass = pass::run(&store, chrono::Utc::now()).await.unwrap();
+        assert!(
+            pass.decided.is_empty(),
+            "after {when}: the owner's Undo is final for this version, got {:?}",
+            pass.decided
+        );
+        assert_eq!(
+            store.get_item(item_id).await.unwrap().summary.state,
+            ItemState::Pending,
+            "after {when}: the draft waits for the owner"
+        );
+    };
+    decides_nothing(env.store.clone(), "the undo").await;
+
+    // A new rule, armed at once: every rule looks at the pending drafts again.
+    let anything = armed(
+        &env,
+        &RuleDefinition {
+            name: "Anything".into(),
+            ..approve_within_example()
+        },
+    )
+    .await;
+    decides_nothing(env.store.clone(), "rules add").await;
+
+    // The undone rule edited and armed again: a new version of the rule, the same draft.
+    env.store
+        .edit_rule(
+            rule_id,
+            &RuleDefinition {
+                name: "Invoices, edited".into(),
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    env.store
+        .set_rule_mode(rule_id, RuleMode::Armed, THE_OWNER)
+        .await
+        .unwrap();
+    env.store
+        .edit_rule(
+            anything,
+            &RuleDefinition {
+                name: "Anything, edited".into(),
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    decides_nothing(env.store.clone(), "rules edit").await;
+
+    // A restart: the veto is in the mirror, not in memory.
+    let reopened = countersign_core::Store::open(env.dir.path()).await.unwrap();
+    decides_nothing(reopened.clone(), "a restart").await;
+    let audit = reopened.audit_for_item(item_id).await.unwrap();
+    assert_eq!(
+        audit
+            .iter()
+            .filter(|e| e.line.action == "approve" && e.line.outcome.as_deref() == Some("queued"))
+            .count(),
+        1,
+        "approved once, by the rule, before the Undo"
+    );
+
+    // A new version from the agent is a new draft to judge.
+    let draft = env
+        .store
+        .get_item(item_id)
+        .await
+        .unwrap()
+        .summary
+        .external_id;
+    env.gmail
+        .update_draft(&draft, &reply(1, "The invoice, corrected."), None)
+        .unwrap();
+    sync(&env, &account).await;
+    let pass = pass::run(&reopened, chrono::Utc::now()).await.unwrap();
+    assert_eq!(
+        pass.decided
+            .iter()
+            .map(|(d, _)| d.item_id)
+            .collect::<Vec<_>>(),
+        vec![item_id],
+        "the veto binds to the version undone, not the draft"
+    );
+}
+
+#[tokio::test]
+async fn an_undone_rejection_is_final_for_the_rules_too() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    let shown = decide::current(&env.store, item_id).await.unwrap();
+    decide::reject(&env.store, &shown, "not this", OWNER)
+        .await
+        .unwrap();
+    decide::undo(&env.store, item_id, OWNER).await.unwrap();
+    // The owner refused this version once: no rule added later approves it behind them.
+    armed(&env, &approve_within_example()).await;
+    let pass = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    assert!(pass.decided.is_empty(), "{:?}", pass.decided);
+    assert_eq!(
+        env.store.get_item(item_id).await.unwrap().summary.state,
+        ItemState::Pending
+    );
+}

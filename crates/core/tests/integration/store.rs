@@ -156,11 +156,15 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     let accounts = store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "gmail-old");
-    // What the newest migration did (20261203120000_rules: the rules, their versions and
-    // evaluations, and who made each decision) works on the old data. Update this with the
-    // next migration.
+    // What the newest migration did (20261205000000_owner_vetoes: the versions the owner took
+    // back or refused, final for every rule) works on the old data: the rules' look at the
+    // pending drafts reads it. Update this with the next migration.
     let name = &MIGRATOR.migrations.last().unwrap().description;
-    assert_eq!(name, "rules", "check what the newest migration did here");
+    assert_eq!(
+        name, "owner vetoes",
+        "check what the newest migration did here"
+    );
+    assert!(store.items_for_rules(Utc::now()).await.unwrap().is_empty());
     assert!(store.rules().await.unwrap().is_empty());
     let rule = store
         .add_rule(

@@ -883,3 +883,172 @@ async fn an_undone_rejection_is_final_for_the_rules_too() {
         ItemState::Pending
     );
 }
+
+#[tokio::test]
+async fn the_record_pairs_a_verdict_with_the_owners_decision_on_the_same_version_only() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let rule = env
+        .store
+        .add_rule(
+            &RuleDefinition {
+                conditions: Conditions {
+                    max_words: Some(20),
+                    ..approve_within_example().conditions
+                },
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    // The agent files a harmless first version of each draft, which the rule would approve…
+    let rewritten = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    let unseen = file_and_sync(&env, &account, 2, &reply(2, "The invoice.")).await;
+    pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    // …then rewrites them: one into what the rule would not approve (judged), the other
+    // harmlessly again, approved by the owner before any rule looked at it.
+    let external = |id: i64| {
+        let store = env.store.clone();
+        async move { store.get_item(id).await.unwrap().summary.external_id }
+    };
+    env.gmail
+        .update_draft(
+            &external(rewritten).await,
+            &reply(1, &"wire the money now please ".repeat(10)),
+            None,
+        )
+        .unwrap();
+    sync(&env, &account).await;
+    pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    env.gmail
+        .update_draft(&external(unseen).await, &reply(2, "The invoice, v2."), None)
+        .unwrap();
+    sync(&env, &account).await;
+    crate::support::approve_now(&env, rewritten).await;
+    crate::support::approve_now(&env, unseen).await;
+
+    let recorded = record::recorded(&env.store, rule.id).await.unwrap();
+    assert!(
+        recorded.lines.iter().all(|l| !l.agrees()),
+        "no verdict on a first version is an agreement with the owner's approval of another: {:?}",
+        recorded.lines
+    );
+    assert!(
+        recorded.lines.iter().all(|l| l.item_id != rewritten),
+        "the rule did not match the version the owner approved: {:?}",
+        recorded.lines
+    );
+    let line = recorded
+        .lines
+        .iter()
+        .find(|l| l.item_id == unseen)
+        .expect("the draft it judged at another version is listed");
+    assert_eq!(line.owner, record::OwnerDid::NotJudged);
+    assert_eq!(
+        recorded.summary(),
+        "1 not judged (you decided a version it never saw)"
+    );
+}
+
+#[tokio::test]
+async fn an_edited_rule_starts_a_fresh_record_and_arming_an_empty_record_asks() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let rule = env
+        .store
+        .add_rule(
+            &RuleDefinition {
+                conditions: Conditions {
+                    subject_matches: Some("^Re: Invoice 1$".into()),
+                    ..Conditions::default()
+                },
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    let first = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    file_and_sync(&env, &account, 2, &reply(2, "The invoice.")).await;
+    pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    crate::support::approve_now(&env, first).await;
+    assert_eq!(
+        record::recorded(&env.store, rule.id)
+            .await
+            .unwrap()
+            .summary(),
+        "would have approved 1; you approved 1, edited 0, rejected 0"
+    );
+
+    // Widened to anything: what it would do changed, so the old figures say nothing of it.
+    env.store
+        .edit_rule(
+            rule.id,
+            &RuleDefinition {
+                conditions: Conditions {
+                    subject_matches: Some(".*".into()),
+                    ..Conditions::default()
+                },
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    let fresh = record::recorded(&env.store, rule.id).await.unwrap();
+    assert!(fresh.lines.is_empty(), "{:?}", fresh.lines);
+    assert_eq!(fresh.summary(), "has matched no draft yet");
+
+    // Arm shows that empty record, and asks before a rule with no record decides anything.
+    let refused = record::arm(
+        &env.store,
+        rule.id,
+        record::ArmConfirmation::Record,
+        THE_OWNER,
+    )
+    .await
+    .unwrap_err();
+    match &refused {
+        Error::NeedsConfirmation { action, cautions } => {
+            assert_eq!(action, &format!("arm rule {}", rule.id));
+            assert!(cautions[0].contains("has no record"), "{cautions:?}");
+        }
+        other => panic!("arming with no record asks first, got {other:?}"),
+    }
+    assert_eq!(
+        env.store.rule(rule.id).await.unwrap().mode,
+        RuleMode::Shadow
+    );
+    let armed = record::arm(
+        &env.store,
+        rule.id,
+        record::ArmConfirmation::NoRecord,
+        THE_OWNER,
+    )
+    .await
+    .unwrap();
+    assert_eq!(armed.mode, RuleMode::Armed);
+
+    // Once it has judged a draft at this version, its record is what Arm shows.
+    env.store
+        .set_rule_mode(rule.id, RuleMode::Shadow, THE_OWNER)
+        .await
+        .unwrap();
+    pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    let judged = record::recorded(&env.store, rule.id).await.unwrap();
+    assert_eq!(
+        judged.summary(),
+        "would have approved 1; you approved 0, edited 0, rejected 0, 1 not decided yet"
+    );
+    record::arm(
+        &env.store,
+        rule.id,
+        record::ArmConfirmation::Record,
+        THE_OWNER,
+    )
+    .await
+    .unwrap();
+}

@@ -55,7 +55,17 @@ async fn armed_rule(undo_secs: u32) -> (Fixture, i64, i64) {
     settings.undo_window_secs = undo_secs;
     // A draft is judged as soon as it arrives, not after the usual minute of settling.
     settings.rule_settle_secs = 0;
-    fixture.store.save_settings(&settings).await.unwrap();
+    fixture
+        .store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &fixture.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     let account = fixture.connect_gmail().await.unwrap();
     let rule = fixture
         .store

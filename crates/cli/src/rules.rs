@@ -72,13 +72,15 @@ pub struct RuleFlags {
     /// Only this account (its id from `account list`).
     #[arg(long)]
     account: Option<String>,
-    /// Gmail: only drafts from this address.
+    /// Gmail: only drafts whose From header is this address (the agent writes that header:
+    /// this picks drafts, it does not vouch for them).
     #[arg(long)]
     sender: Option<String>,
     /// muster: only replies for this plugin.
     #[arg(long)]
     plugin: Option<String>,
-    /// muster: only replies the chief filed (true) or only the sessions' own (false).
+    /// muster: only replies the chief filed (true: on no route, or on a route that fell back to
+    /// the chief) or only the sessions' own (false).
     #[arg(long)]
     chief_filed: Option<bool>,
     /// Every recipient is in one of these domains (repeat the flag for several).

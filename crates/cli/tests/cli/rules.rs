@@ -159,16 +159,14 @@ async fn a_no_attachments_rule_never_sends_an_inline_pdf_and_arming_with_no_reco
     assert!(armed.stdout.contains("Armed"), "{}", armed.stdout);
 
     // The agent attaches the customer list as an inline part.
-    let inline_pdf = format!(
-        "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+    let inline_pdf = "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
          Subject: Re: Question 1\r\nMessage-ID: <rule-reply-1@agent.example>\r\n\
          In-Reply-To: <question-1@example.com>\r\nReferences: <question-1@example.com>\r\n\
          Content-Type: multipart/mixed; boundary=\"p\"\r\n\r\n--p\r\n\
          Content-Type: text/plain; charset=utf-8\r\n\r\nYes, Tuesday works.\r\n--p\r\n\
          Content-Type: application/pdf; name=\"customers.pdf\"\r\n\
          Content-Disposition: inline; filename=\"customers.pdf\"\r\n\
-         Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQKJcfsj6IK\r\n--p--\r\n"
-    );
+         Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQKJcfsj6IK\r\n--p--\r\n";
     let smuggled = gmail.file_draft(inline_pdf.as_bytes(), None);
     let plain = gmail.file_draft(&threaded(2, "Yes, Tuesday works."), None);
     cli.exec(&["sync"]).await.ok();

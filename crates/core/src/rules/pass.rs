@@ -9,7 +9,8 @@ use crate::decide::{self, Confirmation, Shown, UndoWindow};
 use crate::domain::ItemState;
 use crate::error::{Error, Result};
 use crate::store::{
-    Decision, NewAuditEntry, NewEvaluation, Rule, RuleMode, Settings, ShownPart, Store,
+    Decision, NewAuditEntry, NewEvaluation, Rule, RuleMode, Settings, SettingsChange, ShownPart,
+    Store,
 };
 
 /// A decision an armed rule reached on one version, not yet made.
@@ -243,19 +244,15 @@ pub async fn act(store: &Store, verdict: &Verdict) -> Result<Decision> {
 /// Turn "Hold everything" on or off. On, it also takes back every decision a rule made that
 /// has not started to leave; off, the rules look again at once at what it held.
 pub async fn set_hold_everything(store: &Store, on: bool, actor: &str) -> Result<Vec<i64>> {
-    let mut settings = store.settings().await?;
-    settings.hold_everything = on;
-    store.save_settings(&settings).await?;
+    // The switch alone, audited with its old and new value: no other setting is touched.
     store
-        .append_audit(&NewAuditEntry {
-            actor: actor.to_string(),
-            action: if on {
-                "hold everything on".into()
-            } else {
-                "hold everything off".into()
+        .update_settings(
+            &SettingsChange {
+                hold_everything: Some(on),
+                ..SettingsChange::default()
             },
-            ..NewAuditEntry::default()
-        })
+            actor,
+        )
         .await?;
     let mut undone = Vec::new();
     if on {

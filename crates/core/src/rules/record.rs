@@ -159,12 +159,14 @@ pub async fn recorded(store: &Store, rule_id: i64) -> Result<RuleRecord> {
         .into_iter()
         .filter(|e| e.rule_version == rule.version)
         .collect();
-    let mut items: Vec<i64> = Vec::new();
-    for evaluation in evaluations.iter().rev() {
-        if !items.contains(&evaluation.item_id) {
-            items.push(evaluation.item_id);
-        }
-    }
+    // Newest first, each draft once.
+    let mut seen = std::collections::HashSet::new();
+    let items: Vec<i64> = evaluations
+        .iter()
+        .rev()
+        .map(|e| e.item_id)
+        .filter(|id| seen.insert(*id))
+        .collect();
     let mut record = RuleRecord::default();
     for item_id in items {
         let item = match store.get_item(item_id).await {
@@ -173,20 +175,22 @@ pub async fn recorded(store: &Store, rule_id: i64) -> Result<RuleRecord> {
             Err(e) => return Err(e),
         };
         let (owner, decided) = owner_did(store, item_id).await?;
-        let versions = store.versions(item_id).await?;
         let paired = match (owner, decided) {
-            (_, None) => versions
-                .iter()
-                .find(|v| v.version == item.summary.version)
-                .map(|v| (v.version.clone(), v.sha256.clone())),
+            (_, None) => {
+                let current = store.version(item_id, &item.summary.version).await?;
+                Some((current.version, current.sha256))
+            }
             // The owner's edit is the owner's, not the agent's: the agent's version before it
             // is what the owner decided against.
-            (OwnerDid::Edited, Some((version, _))) => versions
-                .iter()
-                .position(|v| v.version == version)
-                .and_then(|i| i.checked_sub(1))
-                .and_then(|i| versions.get(i))
-                .map(|v| (v.version.clone(), v.sha256.clone())),
+            (OwnerDid::Edited, Some((version, _))) => {
+                let versions = store.versions(item_id).await?;
+                versions
+                    .iter()
+                    .position(|v| v.version == version)
+                    .and_then(|i| i.checked_sub(1))
+                    .and_then(|i| versions.get(i))
+                    .map(|v| (v.version.clone(), v.sha256.clone()))
+            }
             (_, Some(decided)) => Some(decided),
         };
         let judged = paired.as_ref().and_then(|(version, digest)| {

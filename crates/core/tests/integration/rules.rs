@@ -48,7 +48,16 @@ async fn settle_now(env: &Env) {
     let mut settings = env.store.settings().await.unwrap();
     settings.rule_settle_secs = 0;
     settings.undo_window_secs = 0;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
 }
 
 async fn armed(env: &Env, definition: &RuleDefinition) -> i64 {
@@ -185,7 +194,16 @@ async fn every_guard_holds_a_draft_an_armed_rule_matches() {
             Guard::StillBeingWritten => {
                 let mut settings = env.store.settings().await.unwrap();
                 settings.rule_settle_secs = 3600;
-                env.store.save_settings(&settings).await.unwrap();
+                env.store
+                    .update_settings(
+                        &countersign_core::store::SettingsChange::between(
+                            &env.store.settings().await.unwrap(),
+                            &settings,
+                        ),
+                        "owner via test",
+                    )
+                    .await
+                    .unwrap();
             }
             Guard::DailyCapReached => {
                 definition.daily_cap = Some(1);
@@ -355,7 +373,16 @@ async fn an_armed_rule_sends_once_after_the_undo_window_and_the_audit_names_it()
     settle_now(&env).await;
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 2;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     let rule_id = armed(&env, &approve_within_example()).await;
     env.gmail.add_inbox_message(&parent(1), None);
     let draft = env.gmail.file_draft(&reply(1, "The invoice."), None);
@@ -416,7 +443,16 @@ async fn hold_everything_takes_back_a_rules_decision_inside_its_undo_window() {
     settle_now(&env).await;
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 30;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     armed(&env, &approve_within_example()).await;
     let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
     let dispatcher = env.dispatcher().await;

@@ -148,6 +148,29 @@ async fn the_whole_refusal_story_is_mirrored_up_to_the_redraft_bound() {
         detail.content.redraft_bound.as_deref(),
         Some("the chief's reply — a refusal is final")
     );
+
+    // The history calls it the chief's too, as the rules and the review do: one reading of
+    // "chief-filed" (no route, or a route that fell back to the chief).
+    approve_now(&env, item.id).await;
+    env.dispatcher().await.run_once().await.unwrap();
+    let history = env
+        .store
+        .history(&countersign_core::history::HistoryFilter::default())
+        .await
+        .unwrap();
+    let agent_of = |id: i64| {
+        history
+            .iter()
+            .find(|e| e.item_id == id)
+            .map(|e| e.agent.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(agent_of(item.id), "gmail-relay, chief-filed");
+    assert_eq!(
+        agent_of(item_for(&env, &first).await.id),
+        "gmail-relay, relayed",
+        "the session's own reply on its route"
+    );
 }
 
 #[tokio::test]

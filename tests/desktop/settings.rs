@@ -207,7 +207,7 @@ async fn saving_one_setting_leaves_hold_everything_and_pause_sending_as_they_wer
         .click()
         .await
         .unwrap();
-    eventually(UI_TIMEOUT, "the undo window is saved", || async {
+    let saved = eventually(UI_TIMEOUT, "the undo window is saved", || async {
         fixture
             .store
             .settings()
@@ -216,8 +216,19 @@ async fn saving_one_setting_leaves_hold_everything_and_pause_sending_as_they_wer
             .ok()
             == Some(25)
     })
-    .await
-    .or_log(&app);
+    .await;
+    if let Err(error) = saved {
+        // Say what the page shows: the field's value and any refusal under the form.
+        let page = session
+            .execute(
+                "const alert = document.querySelector('.settings [role=alert]');
+                 return [document.querySelector('[data-testid=undo-window]').value,
+                         alert ? alert.textContent : ''];",
+                vec![],
+            )
+            .await;
+        panic!("{error}; the page shows {page:?}\n{}", app.log_tail());
+    }
     let settings = fixture.store.settings().await.unwrap();
     assert!(settings.hold_everything, "Hold everything is still on");
     assert!(settings.paused, "sending is still paused");

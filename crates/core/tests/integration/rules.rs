@@ -1088,3 +1088,28 @@ async fn an_edited_rule_starts_a_fresh_record_and_arming_an_empty_record_asks() 
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn a_rule_decision_on_a_version_the_owner_took_back_is_refused_by_the_outbox() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    armed(&env, &approve_within_example()).await;
+    let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    // The rule judges the draft; the owner approves and takes it back before the rule acts.
+    let verdict = judged_to_decide(&env, item_id).await;
+    crate::support::approve_now(&env, item_id).await;
+    decide::undo(&env.store, item_id, OWNER).await.unwrap();
+    let refused = pass::act(&env.store, &verdict).await.unwrap_err();
+    match &refused {
+        Error::Refused { why, .. } => assert_eq!(
+            why,
+            "you took this version back or refused it, so no rule decides it again"
+        ),
+        other => panic!("the outbox refuses the rule, got {other:?}"),
+    }
+    assert_eq!(
+        env.store.get_item(item_id).await.unwrap().summary.state,
+        ItemState::Pending
+    );
+}

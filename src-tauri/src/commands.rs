@@ -21,7 +21,7 @@ use countersign_core::selection::{self, SelectionSummary};
 use countersign_core::store::{
     Account, Decision, DecisionFilter, PageStart, QueuePage, Settings, StateCounts, SyncCursor,
 };
-use countersign_core::store::{Rule, RuleMode, ShownPart};
+use countersign_core::store::{Rule, RuleMode, SettingsChange, ShownPart};
 use countersign_core::{ItemFilter, ItemState, ItemSummary, Source};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
@@ -33,7 +33,7 @@ use crate::state::AppState;
 use crate::tray;
 
 /// Who the audit trail says decided, for decisions taken in this app.
-const ACTOR: &str = "owner via desktop";
+pub(crate) const ACTOR: &str = "owner via desktop";
 
 /// The queue filter the UI sends (every field optional).
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -535,17 +535,17 @@ pub async fn get_settings(state: State<'_, AppState>) -> Result<Settings, UiErro
     Ok(state.store()?.settings().await?)
 }
 
-/// Save the settings; returns them as stored.
+/// Change the settings the owner changed, and only those (each on its own, so a page's older
+/// copy of the others cannot undo a switch thrown elsewhere); returns them as stored.
 #[tauri::command]
 pub async fn save_settings(
     app: AppHandle,
     state: State<'_, AppState>,
-    settings: Settings,
+    change: SettingsChange,
 ) -> Result<Settings, UiError> {
-    let store = state.store()?;
-    store.save_settings(&settings).await?;
+    let settings = state.store()?.update_settings(&change, ACTOR).await?;
     tray::refresh_later(&app);
-    Ok(store.settings().await?)
+    Ok(settings)
 }
 
 /// Sync every account once, now.
@@ -561,7 +561,7 @@ pub async fn set_paused(
     state: State<'_, AppState>,
     paused: bool,
 ) -> Result<Settings, UiError> {
-    let settings = state.store()?.set_paused(paused).await?;
+    let settings = state.store()?.set_paused(paused, ACTOR).await?;
     tray::refresh_later(&app);
     Ok(settings)
 }
@@ -596,6 +596,9 @@ pub struct RuleView {
     pub summary: String,
     /// The drafts where the owner did otherwise than the rule would have.
     pub disagreements: Vec<RecordLine>,
+    /// The rule has no record at its current version: arming it needs the owner's explicit
+    /// "arm with no record".
+    pub no_record: bool,
 }
 
 /// The rules in order, each with its record.
@@ -607,6 +610,7 @@ pub async fn list_rules(state: State<'_, AppState>) -> Result<Vec<RuleView>, UiE
         let recorded = record::recorded(store, rule.id).await?;
         views.push(RuleView {
             summary: recorded.summary(),
+            no_record: recorded.lines.is_empty(),
             disagreements: recorded.disagreements().into_iter().cloned().collect(),
             rule,
         });
@@ -625,14 +629,27 @@ pub async fn add_rule(
 }
 
 /// Arm a rule (it decides from now on) or put it back in shadow. The UI asks first, showing
-/// the rule's record.
+/// the rule's record; a rule with no record is armed only with `with_no_record` (core refuses
+/// it otherwise with `needs_confirmation`).
 #[tauri::command]
 pub async fn set_rule_mode(
     state: State<'_, AppState>,
     id: i64,
     mode: RuleMode,
+    with_no_record: Option<bool>,
 ) -> Result<Rule, UiError> {
-    Ok(state.store()?.set_rule_mode(id, mode, ACTOR).await?)
+    let store = state.store()?;
+    Ok(match mode {
+        RuleMode::Armed => {
+            let confirmation = if with_no_record == Some(true) {
+                record::ArmConfirmation::NoRecord
+            } else {
+                record::ArmConfirmation::Record
+            };
+            record::arm(store, id, confirmation, ACTOR).await?
+        }
+        RuleMode::Shadow => store.set_rule_mode(id, mode, ACTOR).await?,
+    })
 }
 
 /// Remove a rule (the record still names it).

@@ -155,7 +155,7 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
                 let state = app.state::<AppState>();
                 let Ok(store) = state.store() else { return };
                 let paused = store.settings().await.map(|s| s.paused).unwrap_or(false);
-                if let Err(error) = store.set_paused(!paused).await {
+                if let Err(error) = store.set_paused(!paused, crate::commands::ACTOR).await {
                     tracing::warn!(error = %error, "cannot switch sending from the tray");
                 }
                 // The status bar shows the switch: let the UI reload.

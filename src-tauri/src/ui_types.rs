@@ -18,6 +18,7 @@ fn export_all(dir: &Path) {
     countersign_core::review::ReviewDetail::export_all(&cfg).unwrap();
     countersign_core::store::ItemSummary::export_all(&cfg).unwrap();
     countersign_core::store::Settings::export_all(&cfg).unwrap();
+    countersign_core::store::SettingsChange::export_all(&cfg).unwrap();
     countersign_core::store::Decision::export_all(&cfg).unwrap();
     countersign_core::render::AttachmentPreview::export_all(&cfg).unwrap();
     countersign_core::decide::Shown::export_all(&cfg).unwrap();

@@ -65,7 +65,17 @@ async fn armed_rule(undo_secs: u32) -> (Fixture, i64, i64) {
     settings.undo_window_secs = undo_secs;
     // A draft is judged as soon as it arrives, not after the usual minute of settling.
     settings.rule_settle_secs = 0;
-    fixture.store.save_settings(&settings).await.unwrap();
+    fixture
+        .store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &fixture.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     let account = fixture.connect_gmail().await.unwrap();
     let rule = fixture
         .store
@@ -497,4 +507,83 @@ async fn a_draft_a_guard_held_from_an_armed_rule_says_why_above_the_mail() {
     app.quit().await.unwrap();
     assert!(decisions_on(&fixture, item.id).await.is_empty());
     assert_eq!(fixture.gmail.send_requests(&draft.id), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arming_a_rule_with_no_record_says_so_and_arms_only_as_arm_with_no_record() {
+    let Some(prerequisites) =
+        skip_or_fail("arming_a_rule_with_no_record_says_so_and_arms_only_as_arm_with_no_record")
+    else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    fixture.connect_gmail().await.unwrap();
+    let rule = fixture
+        .store
+        .add_rule(&short_replies(), "owner via test")
+        .await
+        .unwrap();
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    session
+        .wait_for("[data-action=settings]", UI_TIMEOUT)
+        .await
+        .or_log(&app)
+        .click()
+        .await
+        .unwrap();
+    let card = format!("[data-rule=\"{}\"]", rule.id);
+    session
+        .wait_for_text(
+            &format!("{card} [data-testid=rule-record]"),
+            "has matched no draft yet",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    session
+        .find(&format!("{card} [data-action=arm-rule]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    session
+        .wait_for_text(
+            "[data-testid=arm-no-record]",
+            "It has no record",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    let confirm = session
+        .find("[data-testid=arm-dialog] [data-action=confirm-arm]")
+        .await
+        .unwrap();
+    assert_eq!(confirm.text().await.unwrap(), "Arm with no record");
+    assert_eq!(
+        fixture.store.rule(rule.id).await.unwrap().mode,
+        RuleMode::Shadow,
+        "the dialog alone arms nothing"
+    );
+    confirm.click().await.unwrap();
+    session
+        .wait_for(&format!("{card}[data-mode=armed]"), UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    assert_eq!(
+        fixture.store.rule(rule.id).await.unwrap().mode,
+        RuleMode::Armed
+    );
+    let armed_by: Vec<String> = fixture
+        .store
+        .audit_log()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.line.action == "rule armed")
+        .map(|e| e.line.actor)
+        .collect();
+    assert_eq!(armed_by, vec!["owner via desktop".to_string()]);
+    app.quit().await.unwrap();
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use countersign_core::services::{GmailConnect, Services};
 use countersign_core::store::{
-    Account, DraftContent, MusterFields, NewAccount, ObservedDraft, SecretStorage, Settings,
+    Account, DraftContent, MusterFields, NewAccount, ObservedDraft, SecretStorage, SettingsChange,
 };
 use countersign_core::sync::{sync_gmail, sync_muster};
 use countersign_core::{ItemFilter, ItemState, ItemSummary, Source, Store};
@@ -90,11 +90,13 @@ impl Fixture {
 
     /// Sets the undo window in the mirror's settings.
     pub async fn set_undo_window(&self, secs: u32) -> Result<()> {
-        let settings = Settings {
-            undo_window_secs: secs,
-            ..self.store.settings().await?
+        let change = SettingsChange {
+            undo_window_secs: Some(secs),
+            ..SettingsChange::default()
         };
-        self.store.save_settings(&settings).await?;
+        self.store
+            .update_settings(&change, "owner via test")
+            .await?;
         Ok(())
     }
 

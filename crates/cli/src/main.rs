@@ -269,7 +269,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));
             return dispatch::run(&store, &dir, limit, json).await;
         }
-        Command::Settings { command } => settings::run(&store, command, json).await,
+        Command::Settings { command } => settings::run(&store, command, ACTOR, json).await,
         Command::List { state } => {
             let states = state
                 .iter()
@@ -359,14 +359,14 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             output::decisions(&decisions, json)
         }
         Command::Pause => {
-            store.set_paused(true).await?;
+            store.set_paused(true, ACTOR).await?;
             output::message(
                 "Sending is paused: nothing leaves until `countersign resume`.",
                 json,
             )
         }
         Command::Resume => {
-            store.set_paused(false).await?;
+            store.set_paused(false, ACTOR).await?;
             output::message("Sending resumed.", json)
         }
     };

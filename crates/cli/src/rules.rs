@@ -36,13 +36,19 @@ pub enum RulesCommand {
         /// The rule id.
         id: i64,
     },
-    /// Let a rule decide: shows its record and asks first (`--yes` to skip the question).
+    /// Let a rule decide: shows its record (at the rule's current version) and asks first
+    /// (`--yes` to skip the question). A rule with no record is refused unless
+    /// `--with-no-record` says you know.
     Arm {
         /// The rule id.
         id: i64,
         /// Arm without asking (after reading `rules test`).
         #[arg(long)]
         yes: bool,
+        /// Arm it although it has no record yet (it has matched no draft since it last
+        /// changed): nothing shows what it would decide.
+        #[arg(long)]
+        with_no_record: bool,
     },
     /// Put a rule back in shadow.
     Disarm {
@@ -66,13 +72,15 @@ pub struct RuleFlags {
     /// Only this account (its id from `account list`).
     #[arg(long)]
     account: Option<String>,
-    /// Gmail: only drafts from this address.
+    /// Gmail: only drafts whose From header is this address (the agent writes that header:
+    /// this picks drafts, it does not vouch for them).
     #[arg(long)]
     sender: Option<String>,
     /// muster: only replies for this plugin.
     #[arg(long)]
     plugin: Option<String>,
-    /// muster: only replies the chief filed (true) or only the sessions' own (false).
+    /// muster: only replies the chief filed (true: on no route, or on a route that fell back to
+    /// the chief) or only the sessions' own (false).
     #[arg(long)]
     chief_filed: Option<bool>,
     /// Every recipient is in one of these domains (repeat the flag for several).
@@ -248,7 +256,11 @@ pub async fn run(store: &Store, command: &RulesCommand, actor: &str, json: bool)
             let replayed = record::replay(store, &rule.definition).await?;
             print_record(&rule, &replayed, json)?;
         }
-        RulesCommand::Arm { id, yes } => {
+        RulesCommand::Arm {
+            id,
+            yes,
+            with_no_record,
+        } => {
             let rule = store.rule(*id).await?;
             let recorded = record::recorded(store, rule.id).await?;
             if !json {
@@ -264,10 +276,27 @@ pub async fn run(store: &Store, command: &RulesCommand, actor: &str, json: bool)
                     );
                 }
             }
-            if !yes && !confirm("Arm it, so that it decides from now on?")? {
+            if recorded.lines.is_empty() && !with_no_record {
+                bail!(
+                    "cannot arm rule {id}: {} (pass --with-no-record to arm it all the same)",
+                    record::NO_RECORD.trim_end_matches('.')
+                );
+            }
+            // A rule with a record asks (or takes --yes); one with none takes only
+            // --with-no-record, which says the owner knows there is nothing to read.
+            if !recorded.lines.is_empty()
+                && !yes
+                && !confirm("Arm it, so that it decides from now on?")?
+            {
                 bail!("cannot arm rule {id}: not confirmed (answer y, or pass --yes)");
             }
-            let rule = store.set_rule_mode(*id, RuleMode::Armed, actor).await?;
+            let confirmation = if *with_no_record {
+                record::ArmConfirmation::NoRecord
+            } else {
+                record::ArmConfirmation::Record
+            };
+            // Armed at the version whose record was shown: an edit meanwhile is refused.
+            let rule = record::arm(store, *id, confirmation, actor).await?;
             print_rule(
                 &rule,
                 json,
@@ -332,6 +361,7 @@ fn owner_words(did: record::OwnerDid) -> &'static str {
         record::OwnerDid::Rejected => "rejected it",
         record::OwnerDid::ByRule => "let a rule decide it",
         record::OwnerDid::Undecided => "have not decided",
+        record::OwnerDid::NotJudged => "decided a version it never judged",
     }
 }
 

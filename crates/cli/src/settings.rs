@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
-use countersign_core::store::RemoteContentPolicy;
+use countersign_core::store::{RemoteContentPolicy, SettingsChange};
 use countersign_core::Store;
 
 /// The `settings` subcommands.
@@ -36,35 +36,41 @@ pub enum SettingName {
 }
 
 /// Run one `settings` subcommand.
-pub async fn run(store: &Store, command: &SettingsCommand, json: bool) -> Result<()> {
+pub async fn run(store: &Store, command: &SettingsCommand, actor: &str, json: bool) -> Result<()> {
     let mut settings = store.settings().await?;
     if let SettingsCommand::Set { name, value } = command {
+        // The one setting named, on its own: nothing else is written back.
+        let mut change = SettingsChange::default();
         match name {
             SettingName::UndoWindow => {
-                settings.undo_window_secs = value
-                    .parse()
-                    .with_context(|| format!("cannot use {value:?} as a number of seconds"))?;
+                change.undo_window_secs = Some(
+                    value
+                        .parse()
+                        .with_context(|| format!("cannot use {value:?} as a number of seconds"))?,
+                );
             }
             SettingName::RuleSettle => {
-                settings.rule_settle_secs = value
-                    .parse()
-                    .with_context(|| format!("cannot use {value:?} as a number of seconds"))?;
+                change.rule_settle_secs = Some(
+                    value
+                        .parse()
+                        .with_context(|| format!("cannot use {value:?} as a number of seconds"))?,
+                );
             }
             SettingName::KeepRejectedGmailDrafts => {
-                settings.keep_rejected_gmail_drafts = switch(value)?;
+                change.keep_rejected_gmail_drafts = Some(switch(value)?);
             }
-            SettingName::Notifications => settings.notifications = switch(value)?,
+            SettingName::Notifications => change.notifications = Some(switch(value)?),
             SettingName::RemoteContent => {
-                settings.remote_content = match value.as_str() {
+                change.remote_content = Some(match value.as_str() {
                     "block" => RemoteContentPolicy::Block,
                     "allow" => RemoteContentPolicy::Allow,
                     other => anyhow::bail!(
                         "cannot set remote-content to {other:?}: say `block` or `allow`"
                     ),
-                }
+                })
             }
         }
-        store.save_settings(&settings).await?;
+        settings = store.update_settings(&change, actor).await?;
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&settings)?);

@@ -160,6 +160,12 @@ pub async fn undo(store: &Store, item_id: i64, actor: &str) -> Result<Decision> 
     store.cancel_decision(item_id, Utc::now(), actor).await
 }
 
+/// Take back the live decision on `item_id` without it being the owner's verdict on the
+/// version (Hold everything): the rules may judge the version again later.
+pub async fn take_back(store: &Store, item_id: i64, actor: &str) -> Result<Decision> {
+    store.take_back_decision(item_id, Utc::now(), actor).await
+}
+
 async fn decide(
     store: &Store,
     shown: &Shown,

@@ -213,7 +213,12 @@ WITH record AS (
          COALESCE(d.reason, d.outcome_detail,
                   CASE WHEN i.state = 'send_failed' THEN i.state_reason END) AS reason,
          i.account_id, a.address AS account, i.source, i.subject, i.recipients, i.from_addr,
-         i.plugin, i.route_id, i.state AS final_state, v.first_seen_at,
+         i.plugin, i.state AS final_state, v.first_seen_at,
+         -- Chief-filed as the rules and the review read it: on no route, or on a route that
+         -- fell back to the chief.
+         (i.route_id IS NULL OR EXISTS (SELECT 1 FROM routes r
+            WHERE r.account_id = i.account_id AND r.route_id = i.route_id
+              AND r.state = 'fallback')) AS chief_filed,
          -- Who decided: the decision names it since rules came; older ones, their audit row.
          COALESCE(d.decided_by,
                   (SELECT l.actor FROM audit_log l
@@ -412,7 +417,7 @@ fn entry_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<HistoryEntry> {
             source,
             row.try_get("from_addr")?,
             row.try_get("plugin")?,
-            row.try_get::<Option<String>, _>("route_id")?.is_some(),
+            !row.try_get::<bool, _>("chief_filed")?,
         ),
         subject: row.try_get("subject")?,
         recipients: row.try_get("recipients")?,
@@ -433,7 +438,8 @@ fn entry_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<HistoryEntry> {
 
 /// Who drafted an item. Gmail: the address in its From (lowercased, without the display
 /// name); muster: the plugin it goes out through and how the reply came to be — on a route a
-/// message was relayed on, or filed by the chief on none.
+/// message was relayed on, or filed by the chief (on no route, or on a route that fell back to
+/// the chief).
 fn agent_name(source: Source, from: &str, plugin: Option<String>, on_route: bool) -> String {
     match source {
         Source::Gmail => {

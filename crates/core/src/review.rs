@@ -207,13 +207,10 @@ pub async fn review_detail_since(
     let (routes, bound) = match (&item.summary.source, &item.muster.message_ref) {
         (Source::Muster, Some(message)) => {
             let routes = store.routes_for_message(&account.id, message).await?;
-            // Past the redraft bound muster routes the message to the chief: a refusal of the
-            // chief's reply hands it to nobody (muster's MaxRouteRedrafts).
-            let on_fallback = routes.iter().any(|r| {
-                r.state == crate::domain::RouteState::Fallback
-                    && item.muster.route_id.as_deref() == Some(r.route_id.as_str())
-            });
-            let bound = if on_fallback {
+            // Past the redraft bound muster routes the message to the chief, and the chief may
+            // file a reply on no route at all: a refusal of the chief's reply hands it to
+            // nobody (muster's MaxRouteRedrafts).
+            let bound = if store.chief_filed(&item).await? {
                 Some(CHIEFS_REPLY.to_owned())
             } else {
                 redraft_bound(item.muster.redraft_number)

@@ -30,6 +30,7 @@ import type {
   RuleMode,
   RuleView,
   Settings,
+  SettingsChange,
   Shown,
   ShownPart,
   Source,
@@ -147,7 +148,10 @@ export const addMuster = (url: string, password: string) =>
   call<Account>("add_muster", { url, password });
 export const removeAccount = (id: string) => call<null>("remove_account", { id });
 export const getSettings = () => call<Settings>("get_settings");
-export const saveSettings = (settings: Settings) => call<Settings>("save_settings", { settings });
+/** Saves the settings in `change` and only those (each on its own: a setting changed elsewhere
+ * since this page loaded, like Hold everything from the tray, keeps its value); returns the
+ * settings as stored. */
+export const saveSettings = (change: SettingsChange) => call<Settings>("save_settings", { change });
 export const syncNow = () => call<null>("sync_now");
 export const setPaused = (paused: boolean) => call<Settings>("set_paused", { paused });
 export const getStatus = () => call<AppStatus>("status");
@@ -155,9 +159,10 @@ export const getStatus = () => call<AppStatus>("status");
 export const listRules = () => call<RuleView[]>("list_rules");
 /** Adds a rule (in shadow); a definition that cannot work is refused with core's sentence. */
 export const addRule = (definition: RuleDefinition) => call<Rule>("add_rule", { definition });
-/** Arms a rule (it decides from now on) or puts it back in shadow. */
-export const setRuleMode = (id: number, mode: RuleMode) =>
-  call<Rule>("set_rule_mode", { id, mode });
+/** Arms a rule (it decides from now on) or puts it back in shadow; a rule with no record is
+ * armed only with `withNoRecord` (the owner's explicit "arm with no record"). */
+export const setRuleMode = (id: number, mode: RuleMode, withNoRecord = false) =>
+  call<Rule>("set_rule_mode", { id, mode, withNoRecord });
 export const removeRule = (id: number) => call<null>("remove_rule", { id });
 /** "Hold everything": no rule decides (rule decisions in their undo window are taken back);
  * the items taken back. */

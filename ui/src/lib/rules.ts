@@ -140,5 +140,7 @@ export function ownerDidLabel(did: OwnerDid): string {
       return "a rule decided it";
     case "undecided":
       return "you have not decided";
+    case "not_judged":
+      return "you decided a version it never judged";
   }
 }

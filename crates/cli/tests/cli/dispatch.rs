@@ -187,7 +187,16 @@ async fn an_app_started_while_the_cli_dispatches_takes_over_once_the_cli_exits()
 
     let mut settings = store.settings().await.unwrap();
     settings.undo_window_secs = 0;
-    store.save_settings(&settings).await.unwrap();
+    store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     let shown = countersign_core::review::review_detail(&store, second_id, false)
         .await
         .unwrap()

@@ -130,3 +130,71 @@ async fn a_rule_is_tested_against_the_history_then_armed_and_sends_a_new_draft_o
     let verified = cli.exec(&["audit", "verify"]).await.ok();
     assert!(verified.stdout.starts_with("The audit log is intact"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_no_attachments_rule_never_sends_an_inline_pdf_and_arming_with_no_record_asks() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    cli.exec(&["settings", "set", "rule-settle", "0"])
+        .await
+        .ok();
+    cli.exec(&["settings", "set", "undo-window", "0"])
+        .await
+        .ok();
+    cli.exec(&[
+        "rules",
+        "add",
+        "--name",
+        "Plain replies",
+        "--within",
+        "example.com",
+        "--no-attachments",
+        "--approve",
+    ])
+    .await
+    .ok();
+
+    // No draft has been judged: nothing shows what the rule would do, and --yes is not enough.
+    let refused = cli.exec(&["rules", "arm", "1", "--yes"]).await;
+    assert!(!refused.status.success());
+    assert!(
+        refused
+            .stderr
+            .contains("cannot arm rule 1: it has no record")
+            && refused.stderr.contains("--with-no-record"),
+        "{}",
+        refused.stderr
+    );
+    let listed = cli.exec(&["rules", "list"]).await.ok();
+    assert!(!listed.stdout.contains("ARMED"), "{}", listed.stdout);
+    let armed = cli
+        .exec(&["rules", "arm", "1", "--with-no-record"])
+        .await
+        .ok();
+    assert!(armed.stdout.contains("Armed"), "{}", armed.stdout);
+
+    // The agent attaches the customer list as an inline part.
+    let inline_pdf = "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+         Subject: Re: Question 1\r\nMessage-ID: <rule-reply-1@agent.example>\r\n\
+         In-Reply-To: <question-1@example.com>\r\nReferences: <question-1@example.com>\r\n\
+         Content-Type: multipart/mixed; boundary=\"p\"\r\n\r\n--p\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\nYes, Tuesday works.\r\n--p\r\n\
+         Content-Type: application/pdf; name=\"customers.pdf\"\r\n\
+         Content-Disposition: inline; filename=\"customers.pdf\"\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQKJcfsj6IK\r\n--p--\r\n";
+    let smuggled = gmail.file_draft(inline_pdf.as_bytes(), None);
+    let plain = gmail.file_draft(&threaded(2, "Yes, Tuesday works."), None);
+    cli.exec(&["sync"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    assert_eq!(gmail.send_requests(&plain.id), 1, "the rule works");
+    assert_eq!(
+        gmail.send_requests(&smuggled.id),
+        0,
+        "an inline PDF is an attachment: the rule leaves it to the owner"
+    );
+    let id = cli.item_id(&smuggled.id).await;
+    let shown = cli.exec(&["show", &id, "--json"]).await.ok();
+    assert!(shown.stdout.contains("customers.pdf"), "{}", shown.stdout);
+}

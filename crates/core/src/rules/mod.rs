@@ -51,11 +51,14 @@ impl RuleAction {
 pub struct Scope {
     /// Only this account (its id).
     pub account: Option<String>,
-    /// Gmail: only drafts whose From is this address (the agent writing as the owner).
+    /// Gmail: only drafts whose From header is this address (the agent writing as the owner).
+    /// It reads the From header the agent wrote, which the agent chooses: a scope, never a
+    /// safeguard.
     pub sender: Option<String>,
     /// muster: only replies for this plugin (e.g. "email").
     pub plugin: Option<String>,
-    /// muster: only replies the chief filed (`true`) or only the sessions' own (`false`).
+    /// muster: only replies the chief filed (`true`: on no route, or on a route that fell back
+    /// to the chief) or only the sessions' own (`false`).
     pub chief_filed: Option<bool>,
 }
 
@@ -172,7 +175,7 @@ pub struct Draft<'a> {
     pub source: Source,
     /// muster: the plugin.
     pub plugin: Option<&'a str>,
-    /// muster: the chief filed it (its route fell back to the chief).
+    /// muster: the chief filed it (on no route, or its route fell back to the chief).
     pub chief_filed: bool,
     /// The rendered version.
     pub view: &'a ReviewView,
@@ -260,7 +263,9 @@ fn meets(conditions: &Conditions, draft: &Draft<'_>) -> std::result::Result<(), 
         return Err("it has Cc or Bcc".into());
     }
     if let Some(allowed) = &conditions.attachments {
-        let attached: Vec<_> = view.attachments.iter().filter(|a| !a.inline).collect();
+        // Every part that is not the displayed body counts: shown inline, referenced by
+        // `cid:`, a nested message or unnamed, the recipient receives its bytes all the same.
+        let attached = &view.attachments;
         match allowed {
             AttachmentCondition::None if !attached.is_empty() => {
                 return Err(format!("it has {} attachment(s)", attached.len()));

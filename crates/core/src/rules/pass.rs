@@ -6,10 +6,11 @@ use chrono::{DateTime, Local, Utc};
 use super::guard::{self, GuardContext};
 use super::{matches, Draft, RuleAction};
 use crate::decide::{self, Confirmation, Shown, UndoWindow};
-use crate::domain::{ItemState, Source};
+use crate::domain::ItemState;
 use crate::error::{Error, Result};
 use crate::store::{
-    Decision, NewAuditEntry, NewEvaluation, Rule, RuleMode, Settings, ShownPart, Store,
+    Decision, NewAuditEntry, NewEvaluation, Rule, RuleMode, Settings, SettingsChange, ShownPart,
+    Store,
 };
 
 /// A decision an armed rule reached on one version, not yet made.
@@ -103,7 +104,7 @@ pub async fn judge(
     let item = store.get_item(item_id).await?;
     let version = store.version(item_id, &item.summary.version).await?;
     let (view, parent) = crate::review::render_as_reviewed(store, &item, &version).await?;
-    let chief_filed = chief_filed(store, &item).await?;
+    let chief_filed = store.chief_filed(&item).await?;
     let draft = Draft {
         account_id: &item.summary.account_id,
         source: item.summary.source,
@@ -221,7 +222,7 @@ pub async fn act(store: &Store, verdict: &Verdict) -> Result<Decision> {
     // rule decisions could then have run before this one was written. The switch is saved
     // before the sweep, so reading it after the write closes that gap.
     if store.settings().await?.hold_everything {
-        decide::undo(store, verdict.shown.id, "hold everything").await?;
+        decide::take_back(store, verdict.shown.id, "hold everything").await?;
         return Err(Error::refused(
             format!("decide item {} by rule", verdict.shown.id),
             "Hold everything is on",
@@ -243,24 +244,20 @@ pub async fn act(store: &Store, verdict: &Verdict) -> Result<Decision> {
 /// Turn "Hold everything" on or off. On, it also takes back every decision a rule made that
 /// has not started to leave; off, the rules look again at once at what it held.
 pub async fn set_hold_everything(store: &Store, on: bool, actor: &str) -> Result<Vec<i64>> {
-    let mut settings = store.settings().await?;
-    settings.hold_everything = on;
-    store.save_settings(&settings).await?;
+    // The switch alone, audited with its old and new value: no other setting is touched.
     store
-        .append_audit(&NewAuditEntry {
-            actor: actor.to_string(),
-            action: if on {
-                "hold everything on".into()
-            } else {
-                "hold everything off".into()
+        .update_settings(
+            &SettingsChange {
+                hold_everything: Some(on),
+                ..SettingsChange::default()
             },
-            ..NewAuditEntry::default()
-        })
+            actor,
+        )
         .await?;
     let mut undone = Vec::new();
     if on {
         for item_id in store.queued_rule_decisions().await? {
-            match decide::undo(store, item_id, actor).await {
+            match decide::take_back(store, item_id, actor).await {
                 Ok(_) => {
                     // Not the owner's verdict on the draft: the rule looks again once the
                     // switch is off (an owner's Undo of one rule decision stays final).
@@ -349,23 +346,6 @@ async fn record_verdict(
         })
         .await?;
     Ok(())
-}
-
-/// Whether a muster reply is the chief's: its route fell back to the chief.
-async fn chief_filed(store: &Store, item: &crate::store::Item) -> Result<bool> {
-    let (Source::Muster, Some(message), Some(route)) = (
-        item.summary.source,
-        item.muster.message_ref.as_deref(),
-        item.muster.route_id.as_deref(),
-    ) else {
-        return Ok(false);
-    };
-    let routes = store
-        .routes_for_message(&item.summary.account_id, message)
-        .await?;
-    Ok(routes
-        .iter()
-        .any(|r| r.route_id == route && r.state == crate::domain::RouteState::Fallback))
 }
 
 /// Midnight of the owner's day that `now` is in.

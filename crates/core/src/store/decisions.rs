@@ -150,6 +150,12 @@ impl Store {
             });
         }
         super::stamps::refuse_restamped_in(&mut tx, new.item_id, &new.version, &action).await?;
+        let by_rule = super::rule_of_actor(&new.actor).is_some();
+        // The owner took this version back (Undo) or refused it: no rule, present or future,
+        // decides it again. Checked here, in the writing transaction, whatever judged it.
+        if by_rule && vetoed_in(&mut tx, new.item_id, &new.version).await? {
+            return Err(Error::refused(&action, RULES_VETOED));
+        }
         // An approval binds only to a version its actor was shown (rejections send nothing
         // under the owner's name, and may be made in bulk on what the queue lists).
         let view_id = match new.kind {
@@ -186,6 +192,17 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         apply_item_event_in(&mut tx, new.item_id, ItemEvent::Decided(new.kind), None).await?;
+        if new.kind == DecisionKind::Reject && !by_rule {
+            veto_in(
+                &mut tx,
+                new.item_id,
+                &new.version,
+                &new.digest,
+                "reject",
+                &new.actor,
+            )
+            .await?;
+        }
         append_audit_in(
             &mut tx,
             &NewAuditEntry {
@@ -212,11 +229,36 @@ impl Store {
     /// inside its undo window or past it. The read and the write are one write transaction, as
     /// a dispatcher's claim is: an undo racing a claim either cancels before the claim (nothing
     /// is sent) or finds the decision claimed and is refused "already being sent".
+    ///
+    /// This is the owner's Undo: it is final for every rule, present and future, for the
+    /// version decided (a new version from the agent is judged anew).
     pub async fn cancel_decision(
         &self,
         item_id: i64,
         now: DateTime<Utc>,
         actor: &str,
+    ) -> Result<Decision> {
+        self.cancel_decision_in(item_id, now, actor, true).await
+    }
+
+    /// Take back the live decision of an item as [`Store::cancel_decision`] does, but not as
+    /// the owner's verdict on the version: Hold everything takes back rule decisions this way,
+    /// and the rules look at those drafts again once it is off.
+    pub async fn take_back_decision(
+        &self,
+        item_id: i64,
+        now: DateTime<Utc>,
+        actor: &str,
+    ) -> Result<Decision> {
+        self.cancel_decision_in(item_id, now, actor, false).await
+    }
+
+    async fn cancel_decision_in(
+        &self,
+        item_id: i64,
+        now: DateTime<Utc>,
+        actor: &str,
+        final_for_rules: bool,
     ) -> Result<Decision> {
         let action = format!("undo the decision on item {item_id}");
         let mut tx = self.write_tx().await?;
@@ -244,6 +286,17 @@ impl Store {
                 .await?;
         let awaiting_check = check_state.as_deref() == Some("awaiting");
         apply_item_event_in(&mut tx, item_id, ItemEvent::Undone { awaiting_check }, None).await?;
+        if final_for_rules {
+            veto_in(
+                &mut tx,
+                item_id,
+                &decision.version,
+                &decision.digest,
+                "undo",
+                actor,
+            )
+            .await?;
+        }
         append_audit_in(
             &mut tx,
             &NewAuditEntry {
@@ -734,4 +787,43 @@ async fn finish_in(
         outcome_detail: detail,
         ..decision
     })
+}
+
+/// Why a rule may not decide a version the owner took back or refused.
+pub const RULES_VETOED: &str =
+    "you took this version back or refused it, so no rule decides it again";
+
+/// Record that the owner took `version` of `item_id` back (`undo`) or refused it (`reject`):
+/// final for every rule until a new version arrives.
+async fn veto_in(
+    tx: &mut sqlx::SqliteConnection,
+    item_id: i64,
+    version: &str,
+    digest: &str,
+    kind: &str,
+    actor: &str,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT OR IGNORE INTO owner_vetoes (item_id, version, digest, kind, actor, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(item_id)
+    .bind(version)
+    .bind(digest)
+    .bind(kind)
+    .bind(actor)
+    .bind(format_time(Utc::now()))
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+async fn vetoed_in(tx: &mut sqlx::SqliteConnection, item_id: i64, version: &str) -> Result<bool> {
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM owner_vetoes WHERE item_id = ? AND version = ?)",
+    )
+    .bind(item_id)
+    .bind(version)
+    .fetch_one(&mut *tx)
+    .await?)
 }

@@ -43,7 +43,7 @@ pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;
 pub use rules::{rule_of_actor, NewEvaluation, Rule, RuleEvaluation, RuleMode};
-pub use settings::{RemoteContentPolicy, Settings};
+pub use settings::{RemoteContentPolicy, Settings, SettingsChange};
 pub use stamps::stamp_conflict_reason;
 pub use threads::ThreadMessage;
 pub use versions::DraftVersion;

@@ -38,6 +38,25 @@ pub struct RouteRecord {
 }
 
 impl Store {
+    /// Whether a muster reply is the chief's: filed on no route (muster's `reply_draft`), or on
+    /// a route that fell back to the chief after the redraft bound. One reading for the rules,
+    /// the history and the review, so "chief-filed" means the same everywhere.
+    pub async fn chief_filed(&self, item: &super::Item) -> Result<bool> {
+        if item.summary.source != crate::domain::Source::Muster {
+            return Ok(false);
+        }
+        let Some(route) = item.muster.route_id.as_deref() else {
+            return Ok(true);
+        };
+        let state: Option<RouteState> =
+            sqlx::query_scalar("SELECT state FROM routes WHERE account_id = ? AND route_id = ?")
+                .bind(&item.summary.account_id)
+                .bind(route)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(state == Some(RouteState::Fallback))
+    }
+
     /// Insert or update a route.
     pub async fn upsert_route(&self, route: &RouteRecord) -> Result<()> {
         sqlx::query(

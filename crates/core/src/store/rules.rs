@@ -178,16 +178,47 @@ impl Store {
         self.rule(id).await
     }
 
-    /// Arm or disarm a rule.
+    /// Arm or disarm a rule, whatever its record (the owner's `rules arm` goes through
+    /// [`crate::rules::record::arm`], which shows the record and asks first).
     pub async fn set_rule_mode(&self, id: i64, mode: RuleMode, actor: &str) -> Result<Rule> {
         let rule = self.rule(id).await?;
+        self.set_rule_mode_at(id, rule.version, mode, actor).await
+    }
+
+    /// Arm rule `id` if it is still at `version`, the version whose record the owner read:
+    /// an edit meanwhile (a new version, back in shadow, its record started over) is refused.
+    pub async fn arm_rule_at(&self, id: i64, version: u32, actor: &str) -> Result<Rule> {
+        self.set_rule_mode_at(id, version, RuleMode::Armed, actor)
+            .await
+    }
+
+    async fn set_rule_mode_at(
+        &self,
+        id: i64,
+        version: u32,
+        mode: RuleMode,
+        actor: &str,
+    ) -> Result<Rule> {
+        let rule = self.rule(id).await?;
         let mut tx = self.write_tx().await?;
-        sqlx::query("UPDATE rules SET mode = ?, updated_at = ? WHERE id = ?")
-            .bind(mode)
-            .bind(format_time(Utc::now()))
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        let changed =
+            sqlx::query("UPDATE rules SET mode = ?, updated_at = ? WHERE id = ? AND version = ?")
+                .bind(mode)
+                .bind(format_time(Utc::now()))
+                .bind(id)
+                .bind(version)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+        if changed == 0 {
+            return Err(Error::refused(
+                format!("change the mode of rule {id}"),
+                format!(
+                    "it changed since its record was read (version {} now, not {version})",
+                    rule.version
+                ),
+            ));
+        }
         let action = match mode {
             RuleMode::Armed => "rule armed",
             RuleMode::Shadow => "rule disarmed",
@@ -289,13 +320,16 @@ impl Store {
         )
     }
 
-    /// The drafts the rules have to look at: waiting for the owner, no decision on its way,
-    /// and a current version that some rule (at its current version) has not judged yet, or
-    /// one an armed rule held for a reason that passes with time, now passed.
+    /// The drafts the rules have to look at: waiting for the owner, no decision on its way, a
+    /// current version the owner has not taken back or refused (final for every rule, whatever
+    /// rules are added or changed later), and one that some rule (at its current version) has
+    /// not judged yet, or one an armed rule held for a reason that passes with time, now passed.
     pub async fn items_for_rules(&self, now: DateTime<Utc>) -> Result<Vec<i64>> {
         Ok(sqlx::query_scalar(
             "SELECT i.id FROM review_items i
              WHERE i.state IN ('pending', 'awaiting_check')
+               AND NOT EXISTS (SELECT 1 FROM owner_vetoes v
+                               WHERE v.item_id = i.id AND v.version = i.version)
                AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.item_id = i.id
                                AND d.state IN ('queued', 'dispatching', 'uncertain'))
                AND (EXISTS (SELECT 1 FROM rules r WHERE r.removed_at IS NULL

@@ -45,10 +45,15 @@ fn reply(to: &str, threading: &str) -> Vec<u8> {
 
 /// An armed rule approving replies to the owner's domain or to anyone on the thread.
 async fn arm_or_on_thread(env: &Env) {
-    let mut settings = env.store.settings().await.unwrap();
-    settings.rule_settle_secs = 0;
-    settings.undo_window_secs = 0;
-    env.store.save_settings(&settings).await.unwrap();
+    let quick = countersign_core::store::SettingsChange {
+        rule_settle_secs: Some(0),
+        undo_window_secs: Some(0),
+        ..Default::default()
+    };
+    env.store
+        .update_settings(&quick, "owner via test")
+        .await
+        .unwrap();
     let definition = RuleDefinition {
         name: "Replies on the thread".into(),
         scope: Default::default(),

@@ -28,7 +28,16 @@ async fn gmail_env() -> (Env, Account) {
 async fn set_undo_window(env: &Env, secs: u32) {
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = secs;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -260,7 +269,16 @@ async fn reject_deletes_the_draft_or_keeps_it_when_the_setting_says_so() {
 
     let mut settings = env.store.settings().await.unwrap();
     settings.keep_rejected_gmail_drafts = true;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     let item = item_for(&env, &kept.id).await;
     decide::reject(
         &env.store,
@@ -444,11 +462,11 @@ async fn pause_stops_every_dispatch_until_resumed() {
     sync(&env, &account).await;
     let item = item_for(&env, &draft.id).await;
     approve_now(&env, item.id).await;
-    env.store.set_paused(true).await.unwrap();
+    env.store.set_paused(true, "owner via test").await.unwrap();
     let dispatcher = env.dispatcher().await;
     assert!(dispatcher.run_once().await.unwrap().paused);
     assert_eq!(env.gmail.send_requests(&draft.id), 0);
-    env.store.set_paused(false).await.unwrap();
+    env.store.set_paused(false, "owner via test").await.unwrap();
     dispatcher.run_once().await.unwrap();
     assert_eq!(env.gmail.send_requests(&draft.id), 1);
 }
@@ -764,7 +782,7 @@ mod not_left_yet {
         let draft = env.gmail.file_draft(&reply(1, "not yet"), None);
         sync(&env, &account).await;
         let item = item_for(&env, &draft.id).await;
-        env.store.set_paused(true).await.unwrap();
+        env.store.set_paused(true, "owner via test").await.unwrap();
         // No undo window: the approval is due at once, but sending is paused.
         let decision = approve_now(&env, item.id).await;
         let dispatcher = env.dispatcher().await;
@@ -774,7 +792,7 @@ mod not_left_yet {
 
         let undone = decide::undo(&env.store, item.id, ACTOR).await.unwrap();
         assert_eq!(undone.state, DecisionState::Cancelled);
-        env.store.set_paused(false).await.unwrap();
+        env.store.set_paused(false, "owner via test").await.unwrap();
         dispatcher.run_once().await.unwrap();
         assert_eq!(env.gmail.request_count("drafts.send"), 0);
         assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Pending);
@@ -910,7 +928,7 @@ async fn pausing_mid_pass_lets_the_send_under_way_finish_and_holds_the_next() {
         || async { env.gmail.request_count("drafts.get") > reads_before },
     )
     .await;
-    env.store.set_paused(true).await.unwrap();
+    env.store.set_paused(true, "owner via test").await.unwrap();
     held.release();
     let (report, dispatcher) = pass.await.unwrap().unwrap();
     assert!(report.paused, "the pass saw the switch");
@@ -923,7 +941,7 @@ async fn pausing_mid_pass_lets_the_send_under_way_finish_and_holds_the_next() {
     let waiting = if sends(&first) == 1 { &second } else { &first };
     assert_eq!(item_for(&env, &waiting.id).await.state, ItemState::Queued);
 
-    env.store.set_paused(false).await.unwrap();
+    env.store.set_paused(false, "owner via test").await.unwrap();
     dispatcher.run_once().await.unwrap();
     assert_eq!((sends(&first), sends(&second)), (1, 1), "each sent once");
 }

@@ -86,9 +86,11 @@ impl Model {
     async fn start(seed: u64) -> Model {
         let env = Env::new().await;
         // Rejections wait out the owner's undo window: none here, so an undo races the pass.
-        let mut settings = env.store.settings().await.unwrap();
-        settings.undo_window_secs = 0;
-        env.store.save_settings(&settings).await.unwrap();
+        let no_window = countersign_core::store::SettingsChange {
+            undo_window_secs: Some(0),
+            ..Default::default()
+        };
+        env.store.update_settings(&no_window, OWNER).await.unwrap();
         let gmail = env.connect_gmail().await;
         let muster = env.connect_muster().await;
         // Replies to a checking plugin and to one that does not check.

@@ -6,12 +6,12 @@ use countersign_core::decide;
 use countersign_core::reachability::{Failure, Reach};
 use countersign_core::rules::pass::{self, Judged};
 use countersign_core::rules::{
-    record, AttachmentCondition, Conditions, RuleAction, RuleDefinition,
+    record, AttachmentCondition, Conditions, RuleAction, RuleDefinition, Scope,
 };
 use countersign_core::store::{Account, RuleMode};
 use countersign_core::{Error, ItemState};
 
-use crate::support::{item_for, parent, reply, sync, Env, OWNER};
+use crate::support::{item_for, parent, relayed_reply, reply, resync, sync, Env, OWNER};
 
 const THE_OWNER: &str = "owner via test";
 
@@ -48,7 +48,16 @@ async fn settle_now(env: &Env) {
     let mut settings = env.store.settings().await.unwrap();
     settings.rule_settle_secs = 0;
     settings.undo_window_secs = 0;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
 }
 
 async fn armed(env: &Env, definition: &RuleDefinition) -> i64 {
@@ -185,7 +194,16 @@ async fn every_guard_holds_a_draft_an_armed_rule_matches() {
             Guard::StillBeingWritten => {
                 let mut settings = env.store.settings().await.unwrap();
                 settings.rule_settle_secs = 3600;
-                env.store.save_settings(&settings).await.unwrap();
+                env.store
+                    .update_settings(
+                        &countersign_core::store::SettingsChange::between(
+                            &env.store.settings().await.unwrap(),
+                            &settings,
+                        ),
+                        "owner via test",
+                    )
+                    .await
+                    .unwrap();
             }
             Guard::DailyCapReached => {
                 definition.daily_cap = Some(1);
@@ -357,7 +375,16 @@ async fn an_armed_rule_sends_once_after_the_undo_window_and_the_audit_names_it()
     settle_now(&env).await;
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 2;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     let rule_id = armed(&env, &approve_within_example()).await;
     let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);
     let draft = env
@@ -420,7 +447,16 @@ async fn hold_everything_takes_back_a_rules_decision_inside_its_undo_window() {
     settle_now(&env).await;
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 30;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     armed(&env, &approve_within_example()).await;
     let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
     let dispatcher = env.dispatcher().await;
@@ -603,4 +639,481 @@ async fn a_rule_decision_written_just_after_hold_everything_swept_is_taken_back(
         .decided
         .iter()
         .any(|(d, _)| d.item_id == item_id));
+}
+
+/// The body part and one more part (`part`: its headers and body) in a `multipart/<kind>`.
+fn with_part(kind: &str, body: &str, part: &str) -> String {
+    format!(
+        "Content-Type: multipart/{kind}; boundary=\"p\"\r\n\r\n--p\r\n{body}--p\r\n{part}\r\n--p--\r\n"
+    )
+}
+
+#[tokio::test]
+async fn every_part_but_the_body_is_an_attachment_to_the_rules() {
+    // The agent slips the owner's customer list out as parts a careless reading would not
+    // count: shown inline, referenced from the HTML, wrapped in a forwarded message, unnamed.
+    let text = "Content-Type: text/plain; charset=utf-8\r\n\r\nThe invoice.\r\n";
+    let inline_pdf = with_part(
+        "mixed",
+        text,
+        "Content-Type: application/pdf; name=\"customers.pdf\"\r\n\
+         Content-Disposition: inline; filename=\"customers.pdf\"\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQKJcfsj6IK",
+    );
+    let cid_image = with_part(
+        "related",
+        "Content-Type: text/html; charset=utf-8\r\n\r\n<p>The invoice.</p><img src=\"cid:logo@agent\">\r\n",
+        "Content-Type: image/png\r\nContent-ID: <logo@agent>\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\n\
+         iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+    );
+    let nested = with_part(
+        "mixed",
+        text,
+        "Content-Type: message/rfc822\r\nContent-Disposition: inline\r\n\r\n\
+         From: Owner <owner@example.com>\r\nTo: eve@example.com\r\nSubject: customers\r\n\r\n\
+         Ana, Bob, Carol and what they pay.\r\n",
+    );
+    let unnamed = with_part(
+        "mixed",
+        text,
+        "Content-Type: application/pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQKJcfsj6IK",
+    );
+    let no_attachments = RuleDefinition {
+        conditions: Conditions {
+            attachments: Some(AttachmentCondition::None),
+            ..approve_within_example().conditions
+        },
+        ..approve_within_example()
+    };
+    let only_text = RuleDefinition {
+        conditions: Conditions {
+            attachments: Some(AttachmentCondition::OnlyTypes {
+                types: vec!["text/plain".into()],
+                max_bytes: 1 << 20,
+            }),
+            ..approve_within_example().conditions
+        },
+        ..approve_within_example()
+    };
+    let cases = [
+        ("an inline PDF", &inline_pdf),
+        ("a cid: image", &cid_image),
+        ("a nested message", &nested),
+        ("an unnamed part", &unnamed),
+    ];
+    for (rule_name, definition) in [
+        ("--no-attachments", &no_attachments),
+        ("only text/plain", &only_text),
+    ] {
+        for (n, (name, content)) in cases.iter().enumerate() {
+            let env = Env::new().await;
+            let account = env.connect_gmail().await;
+            settle_now(&env).await;
+            armed(&env, definition).await;
+            let item_id =
+                file_and_sync(&env, &account, n + 1, &reply_with(n + 1, "", content)).await;
+            let view = countersign_core::review::review_detail(&env.store, item_id, false)
+                .await
+                .unwrap();
+            assert!(
+                !view.content.view.attachments.is_empty(),
+                "{name}: the review lists it as an attachment"
+            );
+            let pass = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+            assert!(
+                pass.decided.is_empty(),
+                "{rule_name}, {name}: the rule decides nothing, got {:?}",
+                pass.decided
+            );
+            let evaluations = env.store.evaluations_for_item(item_id).await.unwrap();
+            assert_eq!(
+                evaluations
+                    .iter()
+                    .map(|e| e.verdict.as_str())
+                    .collect::<Vec<_>>(),
+                vec!["no_match"],
+                "{rule_name}, {name}: the rule does not match a draft carrying it"
+            );
+            assert!(env.gmail.sent_messages().is_empty());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_rule_for_the_sessions_own_replies_leaves_a_route_less_chief_draft_to_the_owner() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    settle_now(&env).await;
+    let (message_id, session_draft) = relayed_reply(&env, false);
+    // The chief answers the same message itself, on no route (muster's `reply_draft`).
+    let chief_draft = env
+        .muster
+        .file_chief_draft(&message_id, "The chief answers.")
+        .unwrap();
+    resync(&env, &account).await;
+    armed(
+        &env,
+        &RuleDefinition {
+            name: "The sessions' own replies".into(),
+            scope: Scope {
+                chief_filed: Some(false),
+                ..Scope::default()
+            },
+            conditions: Conditions::default(),
+            action: RuleAction::Approve,
+            daily_cap: None,
+        },
+    )
+    .await;
+
+    let pass = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    let chief = item_for(&env, &chief_draft).await;
+    assert!(
+        pass.decided.iter().all(|(d, _)| d.item_id != chief.id),
+        "the chief's reply is not the sessions' own: {:?}",
+        pass.decided
+    );
+    assert_eq!(chief.state, ItemState::Pending, "it waits for the owner");
+    let verdicts = |evaluations: Vec<countersign_core::store::RuleEvaluation>| {
+        evaluations
+            .into_iter()
+            .map(|e| e.verdict)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        verdicts(env.store.evaluations_for_item(chief.id).await.unwrap()),
+        vec!["no_match"]
+    );
+    let session = item_for(&env, &session_draft).await;
+    assert_eq!(
+        verdicts(env.store.evaluations_for_item(session.id).await.unwrap()),
+        vec!["approve"],
+        "the session's own reply is in the rule's scope"
+    );
+    let detail = countersign_core::review::review_detail(&env.store, chief.id, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        detail.content.redraft_bound.as_deref(),
+        Some("the chief's reply — a refusal is final"),
+        "the review calls it the chief's too"
+    );
+}
+
+#[tokio::test]
+async fn an_undone_rule_approval_stays_undone_after_rules_add_edit_and_a_restart() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let rule_id = armed(&env, &approve_within_example()).await;
+    let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    let decided = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    assert_eq!(decided.decided.len(), 1, "the armed rule approves it");
+    decide::undo(&env.store, item_id, OWNER).await.unwrap();
+
+    let decides_nothing = |store: countersign_core::Store, when: &'static str| async move {
+        let pass = pass::run(&store, chrono::Utc::now()).await.unwrap();
+        assert!(
+            pass.decided.is_empty(),
+            "after {when}: the owner's Undo is final for this version, got {:?}",
+            pass.decided
+        );
+        assert_eq!(
+            store.get_item(item_id).await.unwrap().summary.state,
+            ItemState::Pending,
+            "after {when}: the draft waits for the owner"
+        );
+    };
+    decides_nothing(env.store.clone(), "the undo").await;
+
+    // A new rule, armed at once: every rule looks at the pending drafts again.
+    let anything = armed(
+        &env,
+        &RuleDefinition {
+            name: "Anything".into(),
+            ..approve_within_example()
+        },
+    )
+    .await;
+    decides_nothing(env.store.clone(), "rules add").await;
+
+    // The undone rule edited and armed again: a new version of the rule, the same draft.
+    env.store
+        .edit_rule(
+            rule_id,
+            &RuleDefinition {
+                name: "Invoices, edited".into(),
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    env.store
+        .set_rule_mode(rule_id, RuleMode::Armed, THE_OWNER)
+        .await
+        .unwrap();
+    env.store
+        .edit_rule(
+            anything,
+            &RuleDefinition {
+                name: "Anything, edited".into(),
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    decides_nothing(env.store.clone(), "rules edit").await;
+
+    // A restart: the veto is in the mirror, not in memory.
+    let reopened = countersign_core::Store::open(env.dir.path()).await.unwrap();
+    decides_nothing(reopened.clone(), "a restart").await;
+    let audit = reopened.audit_for_item(item_id).await.unwrap();
+    assert_eq!(
+        audit
+            .iter()
+            .filter(|e| e.line.action == "approve" && e.line.outcome.as_deref() == Some("queued"))
+            .count(),
+        1,
+        "approved once, by the rule, before the Undo"
+    );
+
+    // A new version from the agent is a new draft to judge.
+    let draft = env
+        .store
+        .get_item(item_id)
+        .await
+        .unwrap()
+        .summary
+        .external_id;
+    env.gmail
+        .update_draft(&draft, &reply(1, "The invoice, corrected."), None)
+        .unwrap();
+    sync(&env, &account).await;
+    let pass = pass::run(&reopened, chrono::Utc::now()).await.unwrap();
+    assert_eq!(
+        pass.decided
+            .iter()
+            .map(|(d, _)| d.item_id)
+            .collect::<Vec<_>>(),
+        vec![item_id],
+        "the veto binds to the version undone, not the draft"
+    );
+}
+
+#[tokio::test]
+async fn an_undone_rejection_is_final_for_the_rules_too() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    let shown = decide::current(&env.store, item_id).await.unwrap();
+    decide::reject(&env.store, &shown, "not this", OWNER)
+        .await
+        .unwrap();
+    decide::undo(&env.store, item_id, OWNER).await.unwrap();
+    // The owner refused this version once: no rule added later approves it behind them.
+    armed(&env, &approve_within_example()).await;
+    let pass = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    assert!(pass.decided.is_empty(), "{:?}", pass.decided);
+    assert_eq!(
+        env.store.get_item(item_id).await.unwrap().summary.state,
+        ItemState::Pending
+    );
+}
+
+#[tokio::test]
+async fn the_record_pairs_a_verdict_with_the_owners_decision_on_the_same_version_only() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let rule = env
+        .store
+        .add_rule(
+            &RuleDefinition {
+                conditions: Conditions {
+                    max_words: Some(20),
+                    ..approve_within_example().conditions
+                },
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    // The agent files a harmless first version of each draft, which the rule would approve…
+    let rewritten = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    let unseen = file_and_sync(&env, &account, 2, &reply(2, "The invoice.")).await;
+    pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    // …then rewrites them: one into what the rule would not approve (judged), the other
+    // harmlessly again, approved by the owner before any rule looked at it.
+    let external = |id: i64| {
+        let store = env.store.clone();
+        async move { store.get_item(id).await.unwrap().summary.external_id }
+    };
+    env.gmail
+        .update_draft(
+            &external(rewritten).await,
+            &reply(1, &"wire the money now please ".repeat(10)),
+            None,
+        )
+        .unwrap();
+    sync(&env, &account).await;
+    pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    env.gmail
+        .update_draft(&external(unseen).await, &reply(2, "The invoice, v2."), None)
+        .unwrap();
+    sync(&env, &account).await;
+    crate::support::approve_now(&env, rewritten).await;
+    crate::support::approve_now(&env, unseen).await;
+
+    let recorded = record::recorded(&env.store, rule.id).await.unwrap();
+    assert!(
+        recorded.lines.iter().all(|l| !l.agrees()),
+        "no verdict on a first version is an agreement with the owner's approval of another: {:?}",
+        recorded.lines
+    );
+    assert!(
+        recorded.lines.iter().all(|l| l.item_id != rewritten),
+        "the rule did not match the version the owner approved: {:?}",
+        recorded.lines
+    );
+    let line = recorded
+        .lines
+        .iter()
+        .find(|l| l.item_id == unseen)
+        .expect("the draft it judged at another version is listed");
+    assert_eq!(line.owner, record::OwnerDid::NotJudged);
+    assert_eq!(
+        recorded.summary(),
+        "1 not judged (you decided a version it never saw)"
+    );
+}
+
+#[tokio::test]
+async fn an_edited_rule_starts_a_fresh_record_and_arming_an_empty_record_asks() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let rule = env
+        .store
+        .add_rule(
+            &RuleDefinition {
+                conditions: Conditions {
+                    subject_matches: Some("^Re: Invoice 1$".into()),
+                    ..Conditions::default()
+                },
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    let first = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    file_and_sync(&env, &account, 2, &reply(2, "The invoice.")).await;
+    pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    crate::support::approve_now(&env, first).await;
+    assert_eq!(
+        record::recorded(&env.store, rule.id)
+            .await
+            .unwrap()
+            .summary(),
+        "would have approved 1; you approved 1, edited 0, rejected 0"
+    );
+
+    // Widened to anything: what it would do changed, so the old figures say nothing of it.
+    env.store
+        .edit_rule(
+            rule.id,
+            &RuleDefinition {
+                conditions: Conditions {
+                    subject_matches: Some(".*".into()),
+                    ..Conditions::default()
+                },
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    let fresh = record::recorded(&env.store, rule.id).await.unwrap();
+    assert!(fresh.lines.is_empty(), "{:?}", fresh.lines);
+    assert_eq!(fresh.summary(), "has matched no draft yet");
+
+    // Arm shows that empty record, and asks before a rule with no record decides anything.
+    let refused = record::arm(
+        &env.store,
+        rule.id,
+        record::ArmConfirmation::Record,
+        THE_OWNER,
+    )
+    .await
+    .unwrap_err();
+    match &refused {
+        Error::NeedsConfirmation { action, cautions } => {
+            assert_eq!(action, &format!("arm rule {}", rule.id));
+            assert!(cautions[0].contains("has no record"), "{cautions:?}");
+        }
+        other => panic!("arming with no record asks first, got {other:?}"),
+    }
+    assert_eq!(
+        env.store.rule(rule.id).await.unwrap().mode,
+        RuleMode::Shadow
+    );
+    let armed = record::arm(
+        &env.store,
+        rule.id,
+        record::ArmConfirmation::NoRecord,
+        THE_OWNER,
+    )
+    .await
+    .unwrap();
+    assert_eq!(armed.mode, RuleMode::Armed);
+
+    // Once it has judged a draft at this version, its record is what Arm shows.
+    env.store
+        .set_rule_mode(rule.id, RuleMode::Shadow, THE_OWNER)
+        .await
+        .unwrap();
+    pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    let judged = record::recorded(&env.store, rule.id).await.unwrap();
+    assert_eq!(
+        judged.summary(),
+        "would have approved 1; you approved 0, edited 0, rejected 0, 1 not decided yet"
+    );
+    record::arm(
+        &env.store,
+        rule.id,
+        record::ArmConfirmation::Record,
+        THE_OWNER,
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_rule_decision_on_a_version_the_owner_took_back_is_refused_by_the_outbox() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    armed(&env, &approve_within_example()).await;
+    let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    // The rule judges the draft; the owner approves and takes it back before the rule acts.
+    let verdict = judged_to_decide(&env, item_id).await;
+    crate::support::approve_now(&env, item_id).await;
+    decide::undo(&env.store, item_id, OWNER).await.unwrap();
+    let refused = pass::act(&env.store, &verdict).await.unwrap_err();
+    match &refused {
+        Error::Refused { why, .. } => assert_eq!(
+            why,
+            "you took this version back or refused it, so no rule decides it again"
+        ),
+        other => panic!("the outbox refuses the rule, got {other:?}"),
+    }
+    assert_eq!(
+        env.store.get_item(item_id).await.unwrap().summary.state,
+        ItemState::Pending
+    );
 }

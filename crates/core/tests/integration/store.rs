@@ -9,6 +9,7 @@ use countersign_core::store::{
     DecisionFilter, DraftContent, MusterFields, NewAccount, NewDecision, ObservedDraft,
     RefusalKind, SecretStorage, MIGRATOR, MIRROR_FILE,
 };
+use countersign_core::store::{Settings, SettingsChange};
 use countersign_core::{
     DecisionKind, DecisionState, DispatchOutcome, Error, ItemEvent, ItemFilter, ItemState, Source,
     Store,
@@ -156,11 +157,15 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     let accounts = store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "gmail-old");
-    // What the newest migration did (20261203120000_rules: the rules, their versions and
-    // evaluations, and who made each decision) works on the old data. Update this with the
-    // next migration.
+    // What the newest migration did (20261205000000_owner_vetoes: the versions the owner took
+    // back or refused, final for every rule) works on the old data: the rules' look at the
+    // pending drafts reads it. Update this with the next migration.
     let name = &MIGRATOR.migrations.last().unwrap().description;
-    assert_eq!(name, "rules", "check what the newest migration did here");
+    assert_eq!(
+        name, "owner vetoes",
+        "check what the newest migration did here"
+    );
+    assert!(store.items_for_rules(Utc::now()).await.unwrap().is_empty());
     assert!(store.rules().await.unwrap().is_empty());
     let rule = store
         .add_rule(
@@ -620,11 +625,27 @@ async fn a_refusal_is_recorded_once_however_often_it_is_seen() {
 async fn settings_out_of_range_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path()).await;
-    let mut settings = store.settings().await.unwrap();
-    settings.undo_window_secs = 61;
-    assert!(store.save_settings(&settings).await.is_err());
-    settings.undo_window_secs = 0;
-    store.save_settings(&settings).await.unwrap();
+    let too_long = SettingsChange {
+        undo_window_secs: Some(61),
+        ..SettingsChange::default()
+    };
+    let refused = store
+        .update_settings(&too_long, "owner via test")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "cannot save the settings: the undo window can be at most 60 seconds"
+    );
+    assert_eq!(store.settings().await.unwrap().undo_window_secs, 10);
+    let none = SettingsChange {
+        undo_window_secs: Some(0),
+        ..SettingsChange::default()
+    };
+    store
+        .update_settings(&none, "owner via test")
+        .await
+        .unwrap();
     assert_eq!(store.settings().await.unwrap().undo_window_secs, 0);
 }
 
@@ -641,4 +662,120 @@ async fn removing_an_account_removes_its_items_but_keeps_the_audit_log() {
     let audit = store.audit_log().await.unwrap();
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0].line.item_id, None);
+}
+
+#[tokio::test]
+async fn a_stale_copy_of_the_settings_cannot_turn_hold_everything_or_pause_sending_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path()).await;
+    // The Settings page keeps the copy it loaded…
+    let loaded = store.settings().await.unwrap();
+    // …while the owner holds everything and pauses sending from the tray.
+    countersign_core::rules::pass::set_hold_everything(&store, true, "owner via tray")
+        .await
+        .unwrap();
+    store.set_paused(true, "owner via tray").await.unwrap();
+    // Then saves the undo window from that page: what it sends is what the owner changed.
+    let wanted = Settings {
+        undo_window_secs: 5,
+        ..loaded.clone()
+    };
+    let change = SettingsChange::between(&loaded, &wanted);
+    assert_eq!(
+        change,
+        SettingsChange {
+            undo_window_secs: Some(5),
+            ..SettingsChange::default()
+        }
+    );
+    store
+        .update_settings(&change, "owner via desktop")
+        .await
+        .unwrap();
+
+    let now = store.settings().await.unwrap();
+    assert_eq!(
+        now.undo_window_secs, 5,
+        "the change the owner made is saved"
+    );
+    assert!(now.hold_everything, "Hold everything stays on");
+    assert!(now.paused, "Pause sending stays on");
+
+    // Each change of a safety setting is in the audit log, whose and from what to what; a
+    // setting saved with the value it has is no change.
+    store
+        .update_settings(&change, "owner via desktop")
+        .await
+        .unwrap();
+    let quiet = SettingsChange {
+        notifications: Some(false),
+        ..SettingsChange::default()
+    };
+    store
+        .update_settings(&quiet, "owner via desktop")
+        .await
+        .unwrap();
+    let changes: Vec<(String, String)> = store
+        .audit_log()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.line.action == "setting changed")
+        .map(|e| (e.line.actor, e.line.detail.unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            (
+                "owner via tray".into(),
+                "Hold everything: off \u{2192} on".into()
+            ),
+            (
+                "owner via tray".into(),
+                "Pause sending: off \u{2192} on".into()
+            ),
+            (
+                "owner via desktop".into(),
+                "undo window: 10 s \u{2192} 5 s".into()
+            ),
+        ]
+    );
+    assert!(!store.settings().await.unwrap().notifications);
+
+    // A mirror written before each setting had its own row keeps what it said.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM settings")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO settings (key, value) VALUES ('settings', ?)")
+        .bind(r#"{"undoWindowSecs":30,"paused":true,"holdEverything":true}"#)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let legacy = store.settings().await.unwrap();
+    assert_eq!(
+        (
+            legacy.undo_window_secs,
+            legacy.paused,
+            legacy.hold_everything
+        ),
+        (30, true, true)
+    );
+    store
+        .update_settings(&change, "owner via desktop")
+        .await
+        .unwrap();
+    let updated = store.settings().await.unwrap();
+    assert_eq!(
+        (
+            updated.undo_window_secs,
+            updated.paused,
+            updated.hold_everything
+        ),
+        (5, true, true),
+        "one setting changed over the old whole value, the others kept"
+    );
 }

@@ -148,6 +148,29 @@ async fn the_whole_refusal_story_is_mirrored_up_to_the_redraft_bound() {
         detail.content.redraft_bound.as_deref(),
         Some("the chief's reply — a refusal is final")
     );
+
+    // The history calls it the chief's too, as the rules and the review do: one reading of
+    // "chief-filed" (no route, or a route that fell back to the chief).
+    approve_now(&env, item.id).await;
+    env.dispatcher().await.run_once().await.unwrap();
+    let history = env
+        .store
+        .history(&countersign_core::history::HistoryFilter::default())
+        .await
+        .unwrap();
+    let agent_of = |id: i64| {
+        history
+            .iter()
+            .find(|e| e.item_id == id)
+            .map(|e| e.agent.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(agent_of(item.id), "gmail-relay, chief-filed");
+    assert_eq!(
+        agent_of(item_for(&env, &first).await.id),
+        "gmail-relay, relayed",
+        "the session's own reply on its route"
+    );
 }
 
 #[tokio::test]
@@ -446,7 +469,16 @@ async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_
     let mut settings = env.store.settings().await.unwrap();
     assert!(!settings.new_draft_notifications, "off by default");
     settings.new_draft_notifications = true;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     env.muster.create_plugin("gmail-relay", false).unwrap();
     env.muster.create_plugin("support-desk", true).unwrap();
     for n in 0..3 {
@@ -480,7 +512,16 @@ async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_
 
     // Turned off: nothing is announced, and what arrived meanwhile is not announced later.
     settings.new_draft_notifications = false;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     let relayed = env
         .muster
         .relay_message("gmail-relay", "inbox-chat", "cy@example.com", "Hi", "…")
@@ -489,7 +530,16 @@ async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_
     resync(&env, &account).await;
     assert_eq!(announce_new_drafts(&env.store).await.unwrap(), None);
     settings.new_draft_notifications = true;
-    env.store.save_settings(&settings).await.unwrap();
+    env.store
+        .update_settings(
+            &countersign_core::store::SettingsChange::between(
+                &env.store.settings().await.unwrap(),
+                &settings,
+            ),
+            "owner via test",
+        )
+        .await
+        .unwrap();
     assert_eq!(announce_new_drafts(&env.store).await.unwrap(), None);
 }
 

@@ -3,4 +3,4 @@
 /**
  * What the owner did with a draft a rule matched.
  */
-export type OwnerDid = "approved" | "edited" | "rejected" | "by_rule" | "undecided";
+export type OwnerDid = "approved" | "edited" | "rejected" | "by_rule" | "undecided" | "not_judged";

@@ -19,4 +19,9 @@ summary: string,
 /**
  * The drafts where the owner did otherwise than the rule would have.
  */
-disagreements: Array<RecordLine>, };
+disagreements: Array<RecordLine>, 
+/**
+ * The rule has no record at its current version: arming it needs the owner's explicit
+ * "arm with no record".
+ */
+noRecord: boolean, };

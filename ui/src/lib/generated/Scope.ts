@@ -9,7 +9,9 @@ export type Scope = {
  */
 account: string | null, 
 /**
- * Gmail: only drafts whose From is this address (the agent writing as the owner).
+ * Gmail: only drafts whose From header is this address (the agent writing as the owner).
+ * It reads the From header the agent wrote, which the agent chooses: a scope, never a
+ * safeguard.
  */
 sender: string | null, 
 /**
@@ -17,6 +19,7 @@ sender: string | null,
  */
 plugin: string | null, 
 /**
- * muster: only replies the chief filed (`true`) or only the sessions' own (`false`).
+ * muster: only replies the chief filed (`true`: on no route, or on a route that fell back
+ * to the chief) or only the sessions' own (`false`).
  */
 chiefFiled: boolean | null, };

@@ -70,6 +70,7 @@ export type { Scope } from "./Scope";
 export type { SecretStorage } from "./SecretStorage";
 export type { SelectionSummary } from "./SelectionSummary";
 export type { Settings } from "./Settings";
+export type { SettingsChange } from "./SettingsChange";
 export type { Shown } from "./Shown";
 export type { ShownPart } from "./ShownPart";
 export type { Skipped } from "./Skipped";

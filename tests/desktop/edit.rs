@@ -147,7 +147,7 @@ async fn e_edits_subject_and_text_into_a_new_gmail_version_that_is_approved_and_
     .await
     .or_log(&app);
     let sent = fixture.gmail.sent_messages();
-    assert_eq!(sent.len(), 1);
+    assert_eq!(fixture.gmail.send_requests(&draft.id), 1);
     assert!(
         sent[0].raw == in_gmail,
         "the sent bytes are not the edited ones"

@@ -53,7 +53,9 @@ async fn armed_cli(gmail: &FakeGmail) -> Cli {
     ])
     .await
     .ok();
-    cli.exec(&["rules", "arm", "1", "--yes"]).await.ok();
+    cli.exec(&["rules", "arm", "1", "--yes", "--with-no-record"])
+        .await
+        .ok();
     cli
 }
 

@@ -256,7 +256,7 @@ async fn approve_binds_to_the_version_shown_and_refuses_an_older_one() {
     assert_eq!(approved["digest"], current["shownDigest"]);
     cli.exec(&["dispatch"]).await.ok();
     let sent = gmail.sent_messages();
-    assert_eq!(sent.len(), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
     assert_eq!(sent[0].raw, newer);
 
     // The decision and the send, with both digests, in `show --json`.
@@ -395,7 +395,7 @@ async fn edit_makes_a_new_version_that_must_be_approved_and_is_sent_exactly() {
         .ok();
     cli.exec(&["dispatch"]).await.ok();
     let sent = gmail.sent_messages();
-    assert_eq!(sent.len(), 1);
+    assert_eq!(gmail.send_requests(&draft.id), 1);
     assert_eq!(sent[0].raw, in_gmail);
 }
 

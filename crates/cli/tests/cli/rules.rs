@@ -183,8 +183,11 @@ async fn a_no_attachments_rule_never_sends_an_inline_pdf_and_arming_with_no_reco
          Content-Type: application/pdf; name=\"customers.pdf\"\r\n\
          Content-Disposition: inline; filename=\"customers.pdf\"\r\n\
          Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQKJcfsj6IK\r\n--p--\r\n";
-    let smuggled = gmail.file_draft(inline_pdf.as_bytes(), None);
-    let plain = gmail.file_draft(&threaded(2, "Yes, Tuesday works."), None);
+    let smuggled = gmail.file_draft(inline_pdf.as_bytes(), Some(&question(&gmail, 1)));
+    let plain = gmail.file_draft(
+        &threaded(2, "Yes, Tuesday works."),
+        Some(&question(&gmail, 2)),
+    );
     cli.exec(&["sync"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();

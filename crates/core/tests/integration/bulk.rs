@@ -4,6 +4,7 @@
 use countersign_core::decide::{self, Listed, UndoWindow};
 use countersign_core::selection;
 use countersign_core::store::PageStart;
+use countersign_core::Error;
 use countersign_core::{ItemFilter, ItemState};
 
 use crate::support::{dispatch_until, displayed, item_for, muster_reply, reply, sync, Env, OWNER};
@@ -66,9 +67,13 @@ async fn a_bulk_rejection_needs_a_reason_and_skips_a_draft_that_changed_since() 
         let item = item_for(&env, &draft.id).await;
         shown.push(decide::current(&env.store, item.id).await.unwrap());
     }
-    assert!(decide::reject_all(&env.store, &shown, "  ", OWNER)
+    let refused = decide::reject_all(&env.store, &shown, "  ", OWNER)
         .await
-        .is_err());
+        .unwrap_err();
+    assert!(
+        matches!(&refused, Error::Refused { why, .. } if why.contains("reason")),
+        "{refused:?}"
+    );
 
     env.gmail
         .update_draft(&second.id, &reply(2, "Two, rewritten"), None)

@@ -1,6 +1,7 @@
 //! Gmail as Google behaves over days of use (issue 12): deletions that history leaves out,
 //! unusable history ids, sign-ins Google ends, and the polling cadence of a running app.
 
+use countersign_core::Error;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,17 +89,18 @@ async fn a_draft_sent_from_gmail_becomes_sent_elsewhere_and_is_never_sent_again(
     let elsewhere = item_for(&env, &pending.id).await;
     assert_eq!(elsewhere.state, ItemState::Gone);
     assert!(elsewhere.state_reason.unwrap().contains("sent elsewhere"));
+    let refused = decide::approve(
+        &env.store,
+        &shown(&env, elsewhere.id).await,
+        UndoWindow::None,
+        ACTOR,
+        Confirmation::None,
+    )
+    .await
+    .unwrap_err();
     assert!(
-        decide::approve(
-            &env.store,
-            &shown(&env, elsewhere.id).await,
-            UndoWindow::None,
-            ACTOR,
-            Confirmation::None
-        )
-        .await
-        .is_err(),
-        "a draft gone from Gmail cannot be approved"
+        matches!(&refused, Error::Refused { why, .. } if why.contains("not there any more")),
+        "a draft gone from Gmail cannot be approved: {refused:?}"
     );
 
     // The queued approval finds it in Sent and does not send it again.

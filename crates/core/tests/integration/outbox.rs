@@ -1,6 +1,7 @@
 //! Decisions through the outbox against the fakes: what was reviewed is what is sent, exactly
 //! once, through conflicts, dropped connections, refusals and offline stretches.
 
+use countersign_core::Error;
 use std::time::Duration;
 
 use countersign_core::decide::{self, Confirmation, UndoWindow};
@@ -667,15 +668,19 @@ mod muster {
         resync(&env, &account).await;
         let item = item_for(&env, &draft).await;
         assert_eq!(item.state, ItemState::Rejected);
-        assert!(decide::approve(
+        let refused = decide::approve(
             &env.store,
             &shown(&env, item.id).await,
             UndoWindow::None,
             ACTOR,
-            Confirmation::None
+            Confirmation::None,
         )
         .await
-        .is_err());
+        .unwrap_err();
+        assert!(
+            matches!(&refused, Error::Refused { why, .. } if why.contains("rejected already")),
+            "{refused:?}"
+        );
         let refusals = env.store.unnotified_refusals().await.unwrap();
         assert_eq!(refusals.len(), 1);
         assert_eq!(refusals[0].kind, RefusalKind::CheckRefused);

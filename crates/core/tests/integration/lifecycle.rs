@@ -89,7 +89,17 @@ async fn removing_an_account_stops_its_sync_no_request_reaches_the_fake_after_re
         .filter(|r| r.at > removed_at)
         .collect();
     assert!(late.is_empty(), "requests after the removal: {late:?}");
-    assert!(env.store.get_account(&removed.id).await.is_err());
+    let gone = env.store.get_account(&removed.id).await.unwrap_err();
+    assert!(
+        matches!(
+            &gone,
+            countersign_core::Error::NotFound {
+                what: "account",
+                ..
+            }
+        ),
+        "{gone:?}"
+    );
     let items = env.store.list_items(&ItemFilter::default()).await.unwrap();
     assert!(
         items.iter().all(|i| i.account_id == witness.id),
@@ -180,6 +190,16 @@ async fn removing_a_muster_account_closes_its_event_stream_and_nothing_reaches_m
     let late = &env.muster.requests()[seen..];
     assert!(late.is_empty(), "requests after the removal: {late:?}");
     assert_eq!(env.muster.event_streams(), 0);
-    assert!(env.store.get_account(&removed.id).await.is_err());
+    let gone = env.store.get_account(&removed.id).await.unwrap_err();
+    assert!(
+        matches!(
+            &gone,
+            countersign_core::Error::NotFound {
+                what: "account",
+                ..
+            }
+        ),
+        "{gone:?}"
+    );
     app.stop();
 }

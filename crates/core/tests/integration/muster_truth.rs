@@ -308,13 +308,23 @@ fn every_process_of_a_data_dir_paces_its_sign_ins_with_the_others() {
     for _ in 0..countersign_muster::SIGN_INS_PER_WINDOW {
         one.reserve_sign_in(now).unwrap();
     }
-    assert!(other.reserve_sign_in(now).is_err());
+    // The other process is told to wait out the rest of muster's one-minute window.
+    let wait = other.reserve_sign_in(now).unwrap_err();
+    assert!(
+        wait > std::time::Duration::ZERO && wait <= std::time::Duration::from_secs(61),
+        "{wait:?}"
+    );
     let later = now + std::time::Duration::from_secs(61);
     other.reserve_sign_in(later).unwrap();
     other.sign_in_refused(later, std::time::Duration::from_secs(60));
-    assert!(one
+    // muster's refusal holds every process back for the time it named (60 s from `later`).
+    let wait = one
         .reserve_sign_in(later + std::time::Duration::from_secs(30))
-        .is_err());
+        .unwrap_err();
+    assert!(
+        wait > std::time::Duration::from_secs(25) && wait <= std::time::Duration::from_secs(30),
+        "{wait:?}"
+    );
     // The cookie one keeps is the one the other finds.
     one.save("123.abc");
     assert_eq!(other.load().as_deref(), Some("123.abc"));

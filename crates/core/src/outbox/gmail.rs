@@ -352,7 +352,7 @@ impl GmailDispatch<'_> {
 /// lines); decoding the parts and normalising line ends and trailing spaces leaves exactly the
 /// words and markup, which it does not touch. Recipients and subject are not compared: the
 /// candidate is already in the draft's thread, sent after the decision.
-fn content_digest(raw: &[u8]) -> Option<String> {
+pub(crate) fn content_digest(raw: &[u8]) -> Option<String> {
     let message = mail_parser::MessageParser::default().parse(raw)?;
     let mut hasher = Sha256::new();
     let mut any = false;

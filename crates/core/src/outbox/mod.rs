@@ -26,6 +26,7 @@ use crate::services::Services;
 use crate::store::{Account, Claim, Decision, Store};
 
 mod gmail;
+pub(crate) use gmail::content_digest;
 mod muster;
 mod step;
 

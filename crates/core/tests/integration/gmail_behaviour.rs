@@ -351,3 +351,47 @@ async fn first_listing(env: &Env, account: &countersign_core::store::Account) {
     })
     .await;
 }
+
+/// Issue 36: Gmail may replace a draft's Message-ID when it sends it. A draft the owner sent
+/// from Gmail's own page that way is still recorded as sent elsewhere — found by its thread and
+/// its bodies, as a lost send is — never as deleted.
+#[tokio::test]
+async fn a_draft_sent_from_gmail_with_its_message_id_replaced_is_recorded_as_sent_elsewhere() {
+    let (env, account) = env_without_deletions_in_history().await;
+    let (_, thread) = env
+        .gmail
+        .add_inbox_message(&crate::support::parent(1), None);
+    let draft = env
+        .gmail
+        .file_draft(&reply(1, "See you Tuesday."), Some(&thread));
+    let deleted = env
+        .gmail
+        .file_draft(&reply(2, "Never mind."), Some(&thread));
+    sync(&env, &account).await;
+    env.gmail.set_replace_message_id_on_send(true);
+    env.gmail.send_draft_in_gmail(&draft.id).unwrap();
+    env.gmail.delete_draft(&deleted.id);
+
+    let client = env.services.gmail(&account).await.unwrap();
+    sync_gmail_with(&env.store, &account, &client, Listing::Always)
+        .await
+        .unwrap();
+    let sent = item_for(&env, &draft.id).await;
+    assert_eq!(sent.state, ItemState::Gone);
+    assert!(
+        sent.state_reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("sent elsewhere"),
+        "{sent:?}"
+    );
+    // A deletion in the same thread is not taken for a send.
+    let gone = item_for(&env, &deleted.id).await;
+    assert!(
+        gone.state_reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("deleted elsewhere"),
+        "{gone:?}"
+    );
+}

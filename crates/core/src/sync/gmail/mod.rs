@@ -369,7 +369,42 @@ async fn vanished_reason(store: &Store, client: &GmailClient, item_id: i64) -> R
             return Ok("sent elsewhere (it is in Gmail's Sent)".into());
         }
     }
+    // Gmail may replace the Message-ID on send (DESIGN §4): settled as the send path settles
+    // a lost send, by a message labelled SENT in the draft's own thread whose bodies are the
+    // draft's. No local clock is involved, so a fast clock cannot hide it.
+    if let Some(thread_id) = &item.thread_id {
+        if sent_in_thread(client, thread_id, version.content.bytes()).await? {
+            return Ok("sent elsewhere (it is in Gmail's Sent)".into());
+        }
+    }
     Ok("deleted elsewhere (it is no longer in Gmail's Drafts)".into())
+}
+
+/// Whether a message labelled `SENT` in `thread_id` carries the same text and HTML bodies as
+/// `raw` (`threads.get` metadata, 10 units, then `messages.get?format=raw`, 5 units each).
+async fn sent_in_thread(client: &GmailClient, thread_id: &str, raw: &[u8]) -> Result<bool> {
+    let Some(want) = crate::outbox::content_digest(raw) else {
+        return Ok(false);
+    };
+    let thread = match client.get_thread_metadata(thread_id, &[]).await {
+        Ok(thread) => thread,
+        Err(countersign_gmail::Error::NotFound { .. }) => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
+    for candidate in thread
+        .messages
+        .iter()
+        .filter(|m| m.label_ids.iter().any(|l| l == "SENT"))
+    {
+        match client.get_message_raw(&candidate.id).await {
+            Ok(sent) if crate::outbox::content_digest(&sent).as_deref() == Some(&want) => {
+                return Ok(true)
+            }
+            Ok(_) | Err(countersign_gmail::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(false)
 }
 
 /// The mirror's record of a Gmail draft as fetched, answering `answers_json`.

@@ -49,6 +49,20 @@ pub enum RouteState {
     Unknown(String),
 }
 
+impl RouteState {
+    /// The name muster uses.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RouteState::Relayed => "relayed",
+            RouteState::SendFailed => "send_failed",
+            RouteState::Redraft => "redraft",
+            RouteState::TimedOut => "timed_out",
+            RouteState::Fallback => "fallback",
+            RouteState::Unknown(name) => name,
+        }
+    }
+}
+
 impl MusterClient {
     /// `GET /api/plugin/routes?messageId=…`: every route of one message, oldest first. Each
     /// route is read on its own, like [`MusterClient::list_drafts`]' drafts.

@@ -172,6 +172,9 @@ pub async fn review_detail_since(
         let why = crate::store::stamp_conflict_reason(&current.version);
         crate::actions::refuse_decisions(&mut item.summary.actions, &why);
     }
+    if let Some(why) = &item.muster.undecidable_reason {
+        crate::actions::refuse_decisions(&mut item.summary.actions, why);
+    }
     // The detail knows the body too: one the editor cannot rewrite is not editable.
     let edit = crate::edit::edit_form(item.summary.source, item.summary.state, &current.content);
     for state in &mut item.summary.actions {

@@ -5,6 +5,7 @@ use reqwest::{Method, StatusCode};
 
 use crate::client::{decode, error_from, read_json, MusterClient};
 use crate::error::{Error, Result};
+use crate::listed::{read_each, Listed};
 use crate::paths;
 use crate::wire;
 
@@ -71,7 +72,7 @@ pub struct SendResult {
 }
 
 /// A draft's `state`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DraftState {
     /// Waiting for the owner.
     Pending,
@@ -83,23 +84,27 @@ pub enum DraftState {
     Sent,
     /// The plugin could not send it (`result.ok == false`); the message was handed back.
     Failed,
+    /// A state this client does not know (a newer muster's), kept as muster wrote it: shown,
+    /// never guessed at.
+    Unknown(String),
 }
 
 impl DraftState {
     /// The name muster uses, e.g. for `?state=`.
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             DraftState::Pending => "pending",
             DraftState::Approved => "approved",
             DraftState::Rejected => "rejected",
             DraftState::Sent => "sent",
             DraftState::Failed => "failed",
+            DraftState::Unknown(name) => name,
         }
     }
 }
 
 /// A draft's `checkState`: the plugin's pre-check, for plugins minted with `draft_checks`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CheckState {
     /// The plugin does not check drafts.
     None,
@@ -109,6 +114,21 @@ pub enum CheckState {
     Sendable,
     /// The plugin refused it: rejected for good.
     Refused,
+    /// A check state this client does not know, kept as muster wrote it.
+    Unknown(String),
+}
+
+impl CheckState {
+    /// The name muster uses.
+    pub fn as_str(&self) -> &str {
+        match self {
+            CheckState::None => "none",
+            CheckState::Awaiting => "awaiting",
+            CheckState::Sendable => "sendable",
+            CheckState::Refused => "refused",
+            CheckState::Unknown(name) => name,
+        }
+    }
 }
 
 /// The owner's decision.
@@ -130,13 +150,13 @@ impl Decision {
     }
 
     /// Whether a draft in `state` carries this decision.
-    fn is_reflected_by(self, state: DraftState) -> bool {
+    fn is_reflected_by(self, state: &DraftState) -> bool {
         match self {
             Decision::Approve => matches!(
                 state,
                 DraftState::Approved | DraftState::Sent | DraftState::Failed
             ),
-            Decision::Reject => state == DraftState::Rejected,
+            Decision::Reject => *state == DraftState::Rejected,
         }
     }
 }
@@ -194,10 +214,12 @@ fn usable_id(id: &str) -> bool {
 
 impl MusterClient {
     /// `GET /api/plugin/drafts?state=…`: the drafts in `state`, or all of them for `None`.
-    pub async fn list_drafts(&self, state: Option<DraftState>) -> Result<Vec<PluginDraft>> {
+    /// Each draft is read on its own: one this client cannot read (a field missing or of
+    /// another type) is in [`Listed::unreadable`] and the others are returned as usual.
+    pub async fn list_drafts(&self, state: Option<DraftState>) -> Result<Listed<PluginDraft>> {
         let endpoint = format!("GET {}", paths::DRAFTS);
-        let filter = state.map_or("all", DraftState::as_str);
-        let list: Vec<wire::Draft> = self
+        let filter = state.as_ref().map_or("all", DraftState::as_str);
+        let list: Vec<serde_json::Value> = self
             .get_list(
                 paths::DRAFTS,
                 &[(paths::STATE_PARAM, filter)],
@@ -205,7 +227,9 @@ impl MusterClient {
                 || "the plugin drafts".to_owned(),
             )
             .await?;
-        list.into_iter().map(|d| d.into_public(&endpoint)).collect()
+        Ok(read_each(list, |raw| {
+            wire::read_record::<wire::Draft, _>(raw, |d| d.into_public(&endpoint))
+        }))
     }
 
     /// `GET /api/plugin/drafts/{id}`. A missing draft is [`Error::NotFound`].
@@ -325,7 +349,7 @@ impl MusterClient {
                     }
                     (StatusCode::CONFLICT, paths::codes::ALREADY_DECIDED) => {
                         let draft = take_draft(body_draft)?;
-                        let same_decision = decision.is_reflected_by(draft.state);
+                        let same_decision = decision.is_reflected_by(&draft.state);
                         Ok(DecideOutcome::AlreadyDecided {
                             draft,
                             same_decision,

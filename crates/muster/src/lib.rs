@@ -7,7 +7,7 @@
 //! # async fn demo() -> countersign_muster::Result<()> {
 //! use countersign_muster::{Decision, DecideOutcome, DraftState, MusterClient};
 //! let muster = MusterClient::new("http://127.0.0.1:8105".parse().unwrap(), "password".into())?;
-//! for draft in muster.list_drafts(Some(DraftState::Pending)).await? {
+//! for draft in muster.list_drafts(Some(DraftState::Pending)).await?.records {
 //!     match muster.decide(&draft.id, Decision::Approve, None, &draft.updated_at).await? {
 //!         DecideOutcome::Queued { note, .. } => println!("{note}"),
 //!         other => println!("not approved: {other:?}"),
@@ -22,6 +22,7 @@ mod client;
 mod drafts;
 mod error;
 mod events;
+mod listed;
 mod login;
 mod messages;
 pub mod paths;
@@ -35,6 +36,7 @@ pub use drafts::{
 };
 pub use error::{Error, Result};
 pub use events::{EventOptions, MusterEvent};
+pub use listed::{Listed, Unreadable};
 pub use messages::PluginMessage;
 pub use routes::{Route, RouteState};
 pub use session::{

@@ -3,6 +3,7 @@
 
 use crate::client::MusterClient;
 use crate::error::Result;
+use crate::listed::{read_each, Listed};
 use crate::paths;
 use crate::wire;
 
@@ -25,15 +26,18 @@ pub struct PluginMessage {
 }
 
 impl MusterClient {
-    /// `GET /api/plugin/messages?state=…`: the messages in `state`, or all for `None`.
-    pub async fn list_messages(&self, state: Option<&str>) -> Result<Vec<PluginMessage>> {
+    /// `GET /api/plugin/messages?state=…`: the messages in `state`, or all for `None`. Each
+    /// message is read on its own, like [`MusterClient::list_drafts`]' drafts.
+    pub async fn list_messages(&self, state: Option<&str>) -> Result<Listed<PluginMessage>> {
         let endpoint = format!("GET {}", paths::MESSAGES);
         let query: Vec<(&str, &str)> = state.map(|s| (paths::STATE_PARAM, s)).into_iter().collect();
-        let list: Vec<wire::WireMessage> = self
+        let list: Vec<serde_json::Value> = self
             .get_list(paths::MESSAGES, &query, paths::fields::MESSAGES, || {
                 "the plugin messages".to_owned()
             })
             .await?;
-        list.into_iter().map(|m| m.into_public(&endpoint)).collect()
+        Ok(read_each(list, |raw| {
+            wire::read_record::<wire::WireMessage, _>(raw, |m| m.into_public(&endpoint))
+        }))
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::client::MusterClient;
 use crate::error::Result;
+use crate::listed::{read_each, Listed};
 use crate::paths;
 use crate::wire;
 
@@ -32,7 +33,7 @@ pub struct Route {
 }
 
 /// A route's `state`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum RouteState {
     /// The message went to the session.
     Relayed,
@@ -44,13 +45,30 @@ pub enum RouteState {
     TimedOut,
     /// The redrafts were used up: the message went to the chief.
     Fallback,
+    /// A state this client does not know, kept as muster wrote it.
+    Unknown(String),
+}
+
+impl RouteState {
+    /// The name muster uses.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RouteState::Relayed => "relayed",
+            RouteState::SendFailed => "send_failed",
+            RouteState::Redraft => "redraft",
+            RouteState::TimedOut => "timed_out",
+            RouteState::Fallback => "fallback",
+            RouteState::Unknown(name) => name,
+        }
+    }
 }
 
 impl MusterClient {
-    /// `GET /api/plugin/routes?messageId=…`: every route of one message, oldest first.
-    pub async fn list_routes(&self, message_id: &str) -> Result<Vec<Route>> {
+    /// `GET /api/plugin/routes?messageId=…`: every route of one message, oldest first. Each
+    /// route is read on its own, like [`MusterClient::list_drafts`]' drafts.
+    pub async fn list_routes(&self, message_id: &str) -> Result<Listed<Route>> {
         let endpoint = format!("GET {}", paths::ROUTES);
-        let list: Vec<wire::WireRoute> = self
+        let list: Vec<serde_json::Value> = self
             .get_list(
                 paths::ROUTES,
                 &[(paths::MESSAGE_ID_PARAM, message_id)],
@@ -58,6 +76,8 @@ impl MusterClient {
                 || format!("the routes of message {message_id}"),
             )
             .await?;
-        list.into_iter().map(|r| r.into_public(&endpoint)).collect()
+        Ok(read_each(list, |raw| {
+            wire::read_record::<wire::WireRoute, _>(raw, |r| r.into_public(&endpoint))
+        }))
     }
 }

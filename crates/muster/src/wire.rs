@@ -1,8 +1,9 @@
 //! The JSON muster sends, exactly as the contract (`docs/muster.md`) writes it, and its
 //! conversion into this crate's public types. Fields the contract always sends are required;
 //! fields it sends as "… or null" may also be missing (serde reads a missing `Option` as
-//! `None`; one read through `deserialize_with` needs `default` for that). Unknown states are
-//! refused with a [`Error::BadResponse`] naming the field, rather than guessed.
+//! `None`; one read through `deserialize_with` needs `default` for that). Counts may be missing:
+//! muster's Go structs leave a zero out under `omitempty`, so a missing count is zero. A state
+//! this client does not know is kept as muster wrote it (`Unknown`), never guessed at.
 
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +57,8 @@ pub(crate) struct Draft {
     pub in_reply_to: DraftInReplyTo,
     #[serde(default, deserialize_with = "optional_id")]
     pub redraft_of: Option<String>,
+    /// Go leaves a zero out under `omitempty`: missing reads as 0.
+    #[serde(default)]
     pub redraft_number: u32,
     pub result: Option<DraftResult>,
     pub created_at: String,
@@ -90,6 +93,8 @@ pub(crate) struct WireRoute {
     pub routed_via: Option<String>,
     #[serde(default, deserialize_with = "optional_id")]
     pub redraft_of: Option<String>,
+    /// Go leaves a zero out under `omitempty`: missing reads as 0.
+    #[serde(default)]
     pub redraft_count: u32,
     pub reason: Option<String>,
     pub created_at: String,
@@ -186,6 +191,19 @@ fn id_list<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<St
         .collect())
 }
 
+/// Read one record of a list: its serde error, or the problem [`Error::BadResponse`] names, is
+/// the reason it could not be read.
+pub(crate) fn read_record<W: serde::de::DeserializeOwned, T>(
+    raw: serde_json::Value,
+    public: impl FnOnce(W) -> Result<T>,
+) -> std::result::Result<T, String> {
+    let wire: W = serde_json::from_value(raw).map_err(|e| e.to_string())?;
+    public(wire).map_err(|e| match e {
+        Error::BadResponse { problem, .. } => problem,
+        other => other.to_string(),
+    })
+}
+
 fn required(endpoint: &str, field: &str, value: String) -> Result<String> {
     if value.is_empty() {
         Err(Error::bad(endpoint, format!("`{field}` is empty")))
@@ -194,33 +212,22 @@ fn required(endpoint: &str, field: &str, value: String) -> Result<String> {
     }
 }
 
-/// A state name the contract does not have, refused rather than guessed: the error names the
-/// record (`draft 42`) and the field, so the mismatch with muster can be found.
-fn unknown_state(endpoint: &str, record: &str, id: &str, field: &str, name: &str) -> Error {
-    Error::bad(
-        endpoint,
-        format!("{record} {id}: unknown `{field}` {name:?}"),
-    )
-}
-
 impl Draft {
     pub(crate) fn into_public(self, endpoint: &str) -> Result<PluginDraft> {
-        let unknown =
-            |field: &str, name: &str| unknown_state(endpoint, "draft", &self.id, field, name);
         let state = match self.state.as_str() {
             "pending" => DraftState::Pending,
             "approved" => DraftState::Approved,
             "rejected" => DraftState::Rejected,
             "sent" => DraftState::Sent,
             "failed" => DraftState::Failed,
-            other => return Err(unknown("state", other)),
+            _ => DraftState::Unknown(self.state),
         };
         let check = match self.check_state.as_str() {
             "none" => CheckState::None,
             "awaiting" => CheckState::Awaiting,
             "sendable" => CheckState::Sendable,
             "refused" => CheckState::Refused,
-            other => return Err(unknown("checkState", other)),
+            _ => CheckState::Unknown(self.check_state),
         };
         Ok(PluginDraft {
             id: required(endpoint, "id", self.id)?,
@@ -259,7 +266,7 @@ impl WireRoute {
             "redraft" => RouteState::Redraft,
             "timed_out" => RouteState::TimedOut,
             "fallback" => RouteState::Fallback,
-            other => return Err(unknown_state(endpoint, "route", &self.id, "state", other)),
+            _ => RouteState::Unknown(self.state),
         };
         Ok(Route {
             id: required(endpoint, "id", self.id)?,
@@ -355,15 +362,20 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_state_names_the_field_and_the_draft() {
-        let json = DRAFT.replace(r#""state": "failed""#, r#""state": "exploded""#);
+    fn an_unknown_state_is_kept_as_muster_wrote_it() {
+        let json = DRAFT
+            .replace(r#""state": "failed""#, r#""state": "exploded""#)
+            .replace(r#""checkState": "none""#, r#""checkState": "pondering""#);
         let draft: Draft = serde_json::from_str(&json).unwrap();
-        let e = draft.into_public("GET /api/plugin/drafts").unwrap_err();
-        let text = e.to_string();
-        assert!(text.contains("GET /api/plugin/drafts"), "{text}");
-        assert!(
-            text.contains("`state`") && text.contains("draft 42"),
-            "{text}"
-        );
+        let draft = draft.into_public("GET /api/plugin/drafts").unwrap();
+        assert_eq!(draft.state, DraftState::Unknown("exploded".into()));
+        assert_eq!(draft.check, CheckState::Unknown("pondering".into()));
+    }
+
+    #[test]
+    fn a_count_go_left_out_reads_as_zero() {
+        let json = DRAFT.replace(r#""redraftNumber": 0,"#, "");
+        let draft: Draft = serde_json::from_str(&json).unwrap();
+        assert_eq!(draft.into_public("GET x").unwrap().redraft_number, 0);
     }
 }

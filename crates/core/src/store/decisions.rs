@@ -156,6 +156,15 @@ impl Store {
         if by_rule && vetoed_in(&mut tx, new.item_id, &new.version).await? {
             return Err(Error::refused(&action, RULES_VETOED));
         }
+        // A muster draft Countersign could not fully read: what it would decide is unknown.
+        let undecidable: Option<Option<String>> =
+            sqlx::query_scalar("SELECT undecidable_reason FROM review_items WHERE id = ?")
+                .bind(new.item_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if let Some(why) = undecidable.flatten() {
+            return Err(Error::refused(action, why));
+        }
         // An approval binds only to a version its actor was shown (rejections send nothing
         // under the owner's name, and may be made in bulk on what the queue lists).
         let view_id = match new.kind {

@@ -61,6 +61,10 @@ pub struct MusterFields {
     pub redraft_of: Option<String>,
     /// 0 for a first draft, 1 and 2 for redrafts.
     pub redraft_number: u32,
+    /// Why no decision may bind to the draft as muster sends it now (a state Countersign does
+    /// not know, a record it cannot read); `None` for a draft read normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecidable_reason: Option<String>,
 }
 
 /// A draft as a sync saw it at the service.
@@ -370,6 +374,9 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
     summary.actions = crate::actions::allowed_actions(&summary, None);
     if row.try_get::<Option<String>, _>("restamped")?.is_some() {
         let why = super::stamp_conflict_reason(&summary.version);
+        crate::actions::refuse_decisions(&mut summary.actions, &why);
+    }
+    if let Some(why) = row.try_get::<Option<String>, _>("undecidable_reason")? {
         crate::actions::refuse_decisions(&mut summary.actions, &why);
     }
     Ok(summary)

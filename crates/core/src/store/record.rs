@@ -36,7 +36,8 @@ impl Store {
                         from_addr = ?, recipients = ?, snippet = ?, route_id = ?, plugin = ?,
                         session = ?, message_ref = ?, check_state = ?, check_detail = ?,
                         redraft_of = ?, redraft_number = ?, answers_json = ?,
-                        state_reason = COALESCE(?, state_reason), updated_at = ?
+                        state_reason = COALESCE(?, state_reason), undecidable_reason = ?,
+                        updated_at = ?
                      WHERE id = ?",
                 )
                 .bind(state.as_str());
@@ -52,8 +53,9 @@ impl Store {
                     "INSERT INTO review_items (account_id, source, external_id, state, version,
                         thread_id, subject, from_addr, recipients, snippet, route_id, plugin,
                         session, message_ref, check_state, check_detail, redraft_of,
-                        redraft_number, answers_json, state_reason, created_at, updated_at)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        redraft_number, answers_json, state_reason, undecidable_reason,
+                        created_at, updated_at)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                      RETURNING id",
                 )
                 .bind(&draft.account_id)
@@ -120,7 +122,7 @@ impl Store {
 type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
 
 /// Binds what a sync observed of a draft, in the order both statements above name the columns
-/// (`version` … `state_reason`).
+/// (`version` … `undecidable_reason`).
 fn bind_observed<'q>(query: Query<'q>, draft: &'q ObservedDraft) -> Query<'q> {
     query
         .bind(&draft.version)
@@ -139,4 +141,5 @@ fn bind_observed<'q>(query: Query<'q>, draft: &'q ObservedDraft) -> Query<'q> {
         .bind(draft.muster.redraft_number)
         .bind(&draft.answers_json)
         .bind(&draft.state_reason)
+        .bind(&draft.muster.undecidable_reason)
 }

@@ -9,7 +9,9 @@
 use std::collections::BTreeSet;
 
 use chrono::Utc;
-use countersign_muster::{CheckState, DraftState, MusterClient, MusterEvent, PluginDraft, Route};
+use countersign_muster::{
+    CheckState, DraftState, MusterClient, MusterEvent, PluginDraft, Route, Unreadable,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{ItemState, RouteState, Source, MAX_ROUTE_REDRAFTS};
@@ -35,6 +37,9 @@ pub struct MusterSyncReport {
     pub routes: usize,
     /// Refusals seen for the first time.
     pub new_refusals: Vec<Refusal>,
+    /// Records muster sent that Countersign could not read (drafts, routes, messages), one
+    /// sentence each; the others synced. A draft among them with an id is also an item.
+    pub unreadable: Vec<String>,
 }
 
 /// What a muster draft answers, as kept in the mirror (a superset of the renderer's
@@ -61,24 +66,46 @@ pub async fn sync_muster(
     account: &Account,
     client: &MusterClient,
 ) -> Result<MusterSyncReport> {
-    let drafts = client.list_drafts(None).await?;
-    let messages = client.list_messages(None).await?;
+    // Each record is read on its own: one muster sends oddly never stops the others.
+    let listed_drafts = client.list_drafts(None).await?;
+    let listed_messages = client.list_messages(None).await?;
     let mut report = MusterSyncReport::default();
-    let mut message_ids: BTreeSet<String> = messages.into_iter().map(|m| m.id).collect();
+    for odd in &listed_messages.unreadable {
+        report.unreadable.push(unreadable_sentence("message", odd));
+    }
+    let drafts = listed_drafts.records;
+    let mut message_ids: BTreeSet<String> =
+        listed_messages.records.into_iter().map(|m| m.id).collect();
     message_ids.extend(drafts.iter().map(|d| d.message_id.clone()));
     // Routes first: a draft's story refers to them.
     for message_id in &message_ids {
-        report.routes += mirror_routes(store, account, client, message_id).await?;
+        report.routes += mirror_routes(store, account, client, message_id, &mut report).await?;
     }
     for draft in &drafts {
         record(store, account, draft, &mut report).await?;
     }
+    for odd in &listed_drafts.unreadable {
+        report.unreadable.push(unreadable_sentence("draft", odd));
+        record_unreadable(store, account, odd, &mut report).await?;
+    }
     // The list holds every draft in every state: one missing from it was deleted in muster.
     // Only drafts still waiting for the owner change; a decision in flight settles its own.
-    let listed: BTreeSet<&str> = drafts.iter().map(|d| d.id.as_str()).collect();
-    for (item_id, external_id, _, state) in store.item_versions(&account.id).await? {
-        if !listed.contains(external_id.as_str()) {
-            mark_deleted_in_muster(store, item_id, state).await?;
+    // A draft that could not be read without an id could be any of them: none is called gone.
+    if listed_drafts.unreadable.iter().all(|odd| odd.id.is_some()) {
+        let listed: BTreeSet<&str> = drafts
+            .iter()
+            .map(|d| d.id.as_str())
+            .chain(
+                listed_drafts
+                    .unreadable
+                    .iter()
+                    .filter_map(|o| o.id.as_deref()),
+            )
+            .collect();
+        for (item_id, external_id, _, state) in store.item_versions(&account.id).await? {
+            if !listed.contains(external_id.as_str()) {
+                mark_deleted_in_muster(store, item_id, state).await?;
+            }
         }
     }
     store.record_sync_success(&account.id, None, true).await?;
@@ -117,9 +144,13 @@ pub async fn sync_muster_draft(
             }
             return Ok(report);
         }
+        // A draft this client cannot read: the full sync mirrors it with its warning.
+        Err(countersign_muster::Error::BadResponse { .. }) => {
+            return sync_muster(store, account, client).await
+        }
         Err(e) => return Err(e.into()),
     };
-    report.routes += mirror_routes(store, account, client, &draft.message_id).await?;
+    report.routes += mirror_routes(store, account, client, &draft.message_id, &mut report).await?;
     record(store, account, &draft, &mut report).await?;
     // The mirror is as fresh as muster's last event: say so in the status bar.
     store.record_sync_success(&account.id, None, false).await?;
@@ -140,6 +171,7 @@ pub async fn sync_muster_route(
         None => client
             .list_messages(None)
             .await?
+            .records
             .into_iter()
             .find(|m| m.routes.iter().any(|r| r == route_id))
             .map(|m| m.id),
@@ -147,12 +179,10 @@ pub async fn sync_muster_route(
     let Some(message_id) = message_id else {
         return Ok(MusterSyncReport::default());
     };
-    let routes = mirror_routes(store, account, client, &message_id).await?;
+    let mut report = MusterSyncReport::default();
+    report.routes = mirror_routes(store, account, client, &message_id, &mut report).await?;
     store.record_sync_success(&account.id, None, false).await?;
-    Ok(MusterSyncReport {
-        routes,
-        ..MusterSyncReport::default()
-    })
+    Ok(report)
 }
 
 /// Apply one event from muster's stream to the mirror.
@@ -185,21 +215,54 @@ pub async fn apply_event(
     Ok(Some(report))
 }
 
+/// Mirror the routes of one message; one that cannot be read, or is in a state the mirror
+/// cannot hold, is named in `report.unreadable` and the others are mirrored.
 async fn mirror_routes(
     store: &Store,
     account: &Account,
     client: &MusterClient,
     message_id: &str,
+    report: &mut MusterSyncReport,
 ) -> Result<usize> {
     let routes = client.list_routes(message_id).await?;
-    for route in &routes {
-        store.upsert_route(&route_record(account, route)?).await?;
+    for odd in &routes.unreadable {
+        report.unreadable.push(unreadable_sentence("route", odd));
     }
-    Ok(routes.len())
+    let mut mirrored = 0;
+    for route in &routes.records {
+        match route_record(account, route) {
+            Some(record) => {
+                store.upsert_route(&record).await?;
+                mirrored += 1;
+            }
+            None => report.unreadable.push(format!(
+                "muster says route {} is '{}', which Countersign does not know",
+                route.id,
+                route.state.as_str()
+            )),
+        }
+    }
+    Ok(mirrored)
 }
 
-fn route_record(account: &Account, route: &Route) -> Result<RouteRecord> {
-    Ok(RouteRecord {
+/// The sentence for a record muster sent that could not be read.
+fn unreadable_sentence(kind: &str, odd: &Unreadable) -> String {
+    match &odd.id {
+        Some(id) => format!(
+            "muster sent a {kind} Countersign cannot read ({kind} {id}): {}",
+            odd.reason
+        ),
+        None => format!(
+            "muster sent a {kind} Countersign cannot read (without an id): {}",
+            odd.reason
+        ),
+    }
+}
+
+/// The mirror's record of a route, or `None` for a state the mirror does not know (the route
+/// is then left out: the mirror keeps only the states of the contract).
+fn route_record(account: &Account, route: &Route) -> Option<RouteRecord> {
+    Some(RouteRecord {
         account_id: account.id.clone(),
         route_id: route.id.clone(),
         message_id: route.message_id.clone(),
@@ -210,6 +273,7 @@ fn route_record(account: &Account, route: &Route) -> Result<RouteRecord> {
             countersign_muster::RouteState::Redraft => RouteState::Redraft,
             countersign_muster::RouteState::TimedOut => RouteState::TimedOut,
             countersign_muster::RouteState::Fallback => RouteState::Fallback,
+            countersign_muster::RouteState::Unknown(_) => return None,
         },
         routed_via: Some(route.routed_via.clone()).filter(|r| !r.is_empty()),
         redraft_of: route.redraft_of.clone(),
@@ -238,7 +302,7 @@ async fn record(
     } else if outcome.new_version {
         report.new_versions += 1;
     }
-    let refusal = match (draft.state, draft.check) {
+    let refusal = match (&draft.state, &draft.check) {
         (DraftState::Failed, _) => Some((RefusalKind::SendFailed, refusal_reason(draft))),
         (_, CheckState::Refused) => Some((
             RefusalKind::CheckRefused,
@@ -261,9 +325,31 @@ async fn record(
     Ok(())
 }
 
+/// Why no decision may bind to a draft in a state Countersign does not know: what muster
+/// would do with it cannot be told. `None` for the states of the contract.
+pub fn unknown_state_reason(draft: &PluginDraft) -> Option<String> {
+    match (&draft.state, &draft.check) {
+        (DraftState::Unknown(state), _) => Some(format!(
+            "muster says this draft is '{state}', which Countersign does not know; decide it in \
+             muster"
+        )),
+        // The check matters only while the draft waits for the owner.
+        (DraftState::Pending, CheckState::Unknown(check)) => Some(format!(
+            "muster says this draft's check is '{check}', which Countersign does not know; \
+             decide it in muster"
+        )),
+        _ => None,
+    }
+}
+
 /// The item state a muster draft is shown in, and the reason that goes with it.
 pub fn observed_state(draft: &PluginDraft) -> (ItemState, Option<String>) {
-    match (draft.state, draft.check) {
+    // Shown, with the state muster gave, as a conflict: it needs the owner's eyes, and no
+    // decision can bind to it (see `unknown_state_reason`).
+    if let Some(reason) = unknown_state_reason(draft) {
+        return (ItemState::Conflict, Some(reason));
+    }
+    match (&draft.state, &draft.check) {
         (DraftState::Pending, CheckState::Awaiting) => (ItemState::AwaitingCheck, None),
         (DraftState::Pending, CheckState::Refused) => (
             ItemState::Rejected,
@@ -289,6 +375,8 @@ pub fn observed_state(draft: &PluginDraft) -> (ItemState, Option<String>) {
             )),
         ),
         (DraftState::Rejected, _) => (ItemState::Rejected, None),
+        // Answered above; kept whole so a new arm is never a panic.
+        (DraftState::Unknown(_), _) => (ItemState::Conflict, unknown_state_reason(draft)),
     }
 }
 
@@ -350,10 +438,11 @@ fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
             plugin: Some(draft.plugin.clone()),
             session: Some(draft.session.clone()),
             message_ref: Some(draft.message_id.clone()),
-            check_state: Some(check_name(draft.check).into()),
+            check_state: Some(draft.check.as_str().into()),
             check_detail: draft.check_detail.clone(),
             redraft_of: draft.redraft_of.clone(),
             redraft_number: draft.redraft_number,
+            undecidable_reason: unknown_state_reason(draft),
         },
         answers_json: Some(serde_json::to_string(&answers).map_err(|e| Error::Encode {
             what: "the answered message",
@@ -363,13 +452,82 @@ fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
     })
 }
 
-fn check_name(check: CheckState) -> &'static str {
-    match check {
-        CheckState::None => "none",
-        CheckState::Awaiting => "awaiting",
-        CheckState::Sendable => "sendable",
-        CheckState::Refused => "refused",
+/// Mirror a draft muster sent that could not be read, when it has an id: an item in conflict
+/// with the warning as its reason, which no decision may bind to. What could be read of it
+/// (its text, subject, session) is shown; its version is its `updatedAt` when it has one, else
+/// a fingerprint of the record, so a change of it is a new version.
+async fn record_unreadable(
+    store: &Store,
+    account: &Account,
+    odd: &Unreadable,
+    report: &mut MusterSyncReport,
+) -> Result<()> {
+    let Some(id) = &odd.id else {
+        return Ok(());
+    };
+    let warning = format!(
+        "muster sent a draft Countersign cannot read: {}",
+        odd.reason
+    );
+    let text_at = |pointer: &str| {
+        odd.raw
+            .pointer(pointer)
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let raw = serde_json::to_string_pretty(&odd.raw).map_err(|e| Error::Encode {
+        what: "the unreadable draft",
+        detail: e.to_string(),
+    })?;
+    let version = text_at("/updatedAt")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| {
+            let digest = DraftContent::Text(raw.clone()).digest();
+            format!("unreadable:{}", &digest[..16.min(digest.len())])
+        });
+    // The reply as muster wrote it when that much is readable, else the record itself.
+    let text = text_at("/text").unwrap_or(raw);
+    let subject = text_at("/inReplyTo/subject").unwrap_or_default();
+    let from = text_at("/inReplyTo/from").unwrap_or_default();
+    let session = text_at("/session");
+    let plugin = text_at("/plugin");
+    let observed = ObservedDraft {
+        account_id: account.id.clone(),
+        source: Source::Muster,
+        external_id: id.clone(),
+        version,
+        content: DraftContent::Text(text.clone()),
+        observed_state: ItemState::Conflict,
+        thread_id: None,
+        subject: if subject.is_empty() || subject.to_lowercase().starts_with("re:") {
+            subject
+        } else {
+            format!("Re: {subject}")
+        },
+        from_addr: match (&session, &plugin) {
+            (Some(session), Some(plugin)) => format!("{session} (via {plugin})"),
+            _ => "muster".into(),
+        },
+        recipients: super::gmail::addresses(&parse_addresses(&from)),
+        snippet: super::gmail::snippet(&text),
+        muster: MusterFields {
+            plugin,
+            session,
+            message_ref: text_at("/messageId"),
+            undecidable_reason: Some(warning.clone()),
+            ..MusterFields::default()
+        },
+        answers_json: None,
+        state_reason: Some(warning),
+    };
+    let outcome = store.record_draft(&observed).await?;
+    report.drafts += 1;
+    if outcome.created {
+        report.new_items += 1;
+    } else if outcome.new_version {
+        report.new_versions += 1;
     }
+    Ok(())
 }
 
 /// Read an address list such as `Ana <ana@example.com>` with the renderer's header parser.

@@ -150,6 +150,15 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
         .execute(&pool)
         .await
         .unwrap();
+        sqlx::query(
+            "INSERT INTO review_items (account_id, source, external_id, state, version,
+                created_at, updated_at)
+             VALUES ('gmail-old', 'gmail', 'd-old', 'pending', 'm-old',
+                '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
         pool.close().await;
         old.close().await;
     }
@@ -157,14 +166,27 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     let accounts = store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "gmail-old");
-    // What the newest migration did (20261205000000_owner_vetoes: the versions the owner took
-    // back or refused, final for every rule) works on the old data: the rules' look at the
-    // pending drafts reads it. Update this with the next migration.
+    // What the newest migration did (20261205040000_muster_undecidable: why a muster draft
+    // cannot be decided) works on the old data: an item kept from before is decidable.
+    // Update this with the next migration.
     let name = &MIGRATOR.migrations.last().unwrap().description;
     assert_eq!(
-        name, "owner vetoes",
+        name, "muster undecidable",
         "check what the newest migration did here"
     );
+    let old_items = store.list_items(&ItemFilter::default()).await.unwrap();
+    assert_eq!(old_items.len(), 1);
+    let old_item = store.get_item(old_items[0].id).await.unwrap();
+    assert_eq!(old_item.muster.undecidable_reason, None);
+    let approve = old_item
+        .summary
+        .actions
+        .iter()
+        .find(|a| a.action == countersign_core::actions::Action::Approve)
+        .unwrap();
+    assert!(approve.allowed, "{approve:?}");
+    // The owners' vetoes (20261205000000_owner_vetoes) are read by the rules' look at the
+    // pending drafts, and the rules (20261203120000_rules) keep working on the old data too.
     assert!(store.items_for_rules(Utc::now()).await.unwrap().is_empty());
     assert!(store.rules().await.unwrap().is_empty());
     let rule = store

@@ -376,7 +376,7 @@ mod malformed {
     }
 
     #[tokio::test]
-    async fn an_incomplete_answer_is_a_clear_error_and_leaves_the_mirror_as_it_was() {
+    async fn an_incomplete_draft_is_an_item_with_its_warning_not_a_failed_sync() {
         let env = Env::new().await;
         let url = broken_muster().await;
         let account = env
@@ -384,21 +384,20 @@ mod malformed {
             .connect_muster(&env.store, &url, "pw")
             .await
             .unwrap();
-        let before = env.store.list_items(&ItemFilter::default()).await.unwrap();
         let client = env.services.muster(&account).await.unwrap();
-        let error = sync_muster(&env.store, &account, &client)
-            .await
-            .unwrap_err();
-        let message = error.to_string();
-        assert!(
-            message.starts_with("cannot read muster's answer"),
-            "{message}"
-        );
-        assert!(message.contains("drafts"), "{message}");
+        let report = sync_muster(&env.store, &account, &client).await.unwrap();
         assert_eq!(
-            env.store.list_items(&ItemFilter::default()).await.unwrap(),
-            before
+            report.unreadable,
+            vec!["muster sent a draft Countersign cannot read (draft 1): missing field `plugin`"]
         );
+        let items = env.store.list_items(&ItemFilter::default()).await.unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].state, ItemState::Conflict);
+        assert_eq!(
+            items[0].state_reason.as_deref(),
+            Some("muster sent a draft Countersign cannot read: missing field `plugin`")
+        );
+        assert_eq!(items[0].snippet, "hi");
     }
 }
 
@@ -898,4 +897,136 @@ async fn musters_own_note_on_an_approval_is_in_the_audit_not_a_paraphrase() {
         dispatched.line.detail.as_deref(),
         Some("muster: Queued: the plugin sends it and a refusal comes back here.")
     );
+}
+
+/// One odd draft never stops the others: a count Go left out reads as zero, a state Countersign
+/// does not know is shown as muster said it, a draft that cannot be read is an item with a
+/// warning; the odd ones cannot be decided here, the rest sync and decide as usual.
+mod odd_drafts {
+    use super::*;
+    use countersign_core::actions::Action;
+    use countersign_core::store::ItemSummary;
+    use countersign_core::Error;
+    use serde_json::json;
+
+    const UNKNOWN: &str =
+        "muster says this draft is 'archived', which Countersign does not know; decide it in muster";
+    const UNREADABLE: &str =
+        "muster sent a draft Countersign cannot read: missing field `updatedAt`";
+
+    /// Approve and Reject are closed on the row and in the review, with `why`, and approving
+    /// what the owner was shown is refused with it.
+    async fn refuses_decisions(env: &Env, item: &ItemSummary, why: &str) {
+        let detail = countersign_core::review::review_detail(&env.store, item.id, false)
+            .await
+            .unwrap();
+        for actions in [&item.actions, &detail.item.summary.actions] {
+            for action in [Action::Approve, Action::Reject] {
+                let state = actions.iter().find(|a| a.action == action).unwrap();
+                assert!(!state.allowed, "{state:?}");
+                assert_eq!(state.why_not.as_deref(), Some(why));
+            }
+        }
+        let refusal = decide::approve(
+            &env.store,
+            &shown(env, item.id).await,
+            UndoWindow::None,
+            ACTOR,
+            Confirmation::None,
+        )
+        .await
+        .unwrap_err();
+        match &refusal {
+            Error::Refused { why: said, .. } => assert_eq!(said, why),
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_draft_missing_redraft_number_and_one_in_an_unknown_state_sync_beside_a_good_one() {
+        let env = Env::new().await;
+        let account = env.connect_muster().await;
+        let (_, good) = crate::support::relayed_reply(&env, false);
+        let (_, zero) = crate::support::relayed_reply(&env, false);
+        let (_, newer) = crate::support::relayed_reply(&env, false);
+        // What Go writes for a zero count under `omitempty`, and a newer muster's state.
+        env.muster
+            .write_draft_oddly(&zero, json!({}), &["redraftNumber"])
+            .unwrap();
+        assert!(env
+            .muster
+            .draft(&zero)
+            .unwrap()
+            .get("redraftNumber")
+            .is_none());
+        env.muster
+            .write_draft_oddly(&newer, json!({"state": "archived"}), &[])
+            .unwrap();
+
+        resync(&env, &account).await;
+
+        let zero_item = item_for(&env, &zero).await;
+        assert_eq!(zero_item.state, ItemState::Pending);
+        assert_eq!(zero_item.redraft_number, 0);
+        let newer_item = item_for(&env, &newer).await;
+        assert_eq!(newer_item.state, ItemState::Conflict);
+        assert_eq!(newer_item.state_reason.as_deref(), Some(UNKNOWN));
+        assert_eq!(newer_item.snippet, "Here it is.");
+        refuses_decisions(&env, &newer_item, UNKNOWN).await;
+        // The good one, and the one without the count, are approved and reach muster.
+        for draft in [&good, &zero] {
+            let item = item_for(&env, draft).await;
+            assert_eq!(item.state, ItemState::Pending);
+            approve_now(&env, item.id).await;
+        }
+        env.dispatcher().await.run_once().await.unwrap();
+        for draft in [&good, &zero] {
+            assert_eq!(env.muster.draft(draft).unwrap()["state"], "approved");
+        }
+        assert_eq!(env.muster.draft(&newer).unwrap()["state"], "archived");
+    }
+
+    #[tokio::test]
+    async fn a_draft_that_cannot_be_read_is_an_item_with_a_warning_and_the_rest_sync() {
+        let env = Env::new().await;
+        let account = env.connect_muster().await;
+        let (_, good) = crate::support::relayed_reply(&env, false);
+        let (_, broken) = crate::support::relayed_reply(&env, false);
+        let (_, nameless) = crate::support::relayed_reply(&env, false);
+        env.muster
+            .write_draft_oddly(&broken, json!({}), &["updatedAt"])
+            .unwrap();
+        env.muster
+            .write_draft_oddly(&nameless, json!({"id": true}), &[])
+            .unwrap();
+
+        let client = env.services.muster(&account).await.unwrap();
+        let report = sync_muster(&env.store, &account, &client).await.unwrap();
+
+        assert_eq!(
+            report.unreadable,
+            vec![
+                format!(
+                    "muster sent a draft Countersign cannot read (draft {broken}): missing field \
+                     `updatedAt`"
+                ),
+                "muster sent a draft Countersign cannot read (without an id): invalid type: \
+                 boolean `true`, expected an id (a JSON number or string)"
+                    .to_string(),
+            ]
+        );
+        let broken_item = item_for(&env, &broken).await;
+        assert_eq!(broken_item.state, ItemState::Conflict);
+        assert_eq!(broken_item.state_reason.as_deref(), Some(UNREADABLE));
+        assert_eq!(broken_item.snippet, "Here it is.");
+        refuses_decisions(&env, &broken_item, UNREADABLE).await;
+        // A draft without a readable id cannot be an item; nothing else is lost for it.
+        let items = env.store.list_items(&ItemFilter::default()).await.unwrap();
+        assert_eq!(items.len(), 2, "{items:?}");
+        let good_item = item_for(&env, &good).await;
+        assert_eq!(good_item.state, ItemState::Pending);
+        approve_now(&env, good_item.id).await;
+        env.dispatcher().await.run_once().await.unwrap();
+        assert_eq!(env.muster.draft(&good).unwrap()["state"], "approved");
+    }
 }

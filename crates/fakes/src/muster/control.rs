@@ -10,13 +10,14 @@
 //! | `POST /_control/routes/{id}/timeout` | — | the route times out |
 //! | `POST /_control/drafts/{id}/check` | `{"verdict": "sendable"\|"refused", "detail"}` | the plugin's check verdict |
 //! | `POST /_control/drafts/{id}/same-stamp-text` | `{"text"}` | a fault: the draft's text changes, its `updatedAt` does not |
+//! | `POST /_control/drafts/{id}/odd` | `{"set": {…}, "drop": ["field", …]}` | a fault: the draft's JSON is written with `set`'s fields replaced and `drop`'s left out (a newer muster's state, a broken record); only the JSON changes |
 //! | `POST /_control/drafts/{id}/claim` | — | the plugin claims an approved draft |
 //! | `DELETE /_control/drafts/{id}` | — | muster deletes the draft (its routes answer Go's plain-text 404 for it) |
 //! | `POST /_control/drafts/{id}/result` | `{"ok": bool, "detail"}` | the plugin reports its send |
 //! | `POST /_control/messages/{id}/chief-draft` | `{"text"}` | the chief files a reply itself (no route): `{"draft"}` |
 //! | `POST /_control/sessions/expire` | — | every session cookie stops working |
 //! | `GET /_control/sign-ins` | — | `{"signIns": n}`: successful sign-ins so far |
-//! | `POST /_control/wire` | `{"numericIds", "bareLists", "noPluginApi", "goTimes"}` | write JSON as muster's Go types do (number ids, bare lists, `RFC3339Nano` times in a +05:30 zone), or drop the plugin-draft routes |
+//! | `POST /_control/wire` | `{"numericIds", "bareLists", "noPluginApi", "goTimes", "omitZeroCounts"}` | write JSON as muster's Go types do (number ids, bare lists, `RFC3339Nano` times in a +05:30 zone, zero counts left out under `omitempty`), or drop the plugin-draft routes |
 //! | `POST /_control/faults` | `{"method", "path", "times", "action": "fail"\|"delay"\|"drop_after_commit"\|"front_page", "status", "millis"}` | arm a fault (`front_page`: a proxy's HTML page or redirect answers instead) |
 //! | `POST /_control/faults/fail` | `{"method", "path", "times", "status"}` | the same, shaped like the fake Gmail's |
 //! | `POST /_control/faults/delay` | `{"method", "path", "times", "ms"}` | 〃 |
@@ -59,6 +60,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
             "/_control/drafts/{id}/same-stamp-text",
             draft_route(rewrite_text_keeping_stamp),
         )
+        .route("/_control/drafts/{id}/odd", draft_route(write_draft_oddly))
         .route("/_control/drafts/{id}/claim", post(claim))
         .route("/_control/drafts/{id}", delete(delete_draft))
         .route("/_control/drafts/{id}/result", draft_route(report_result))
@@ -215,6 +217,25 @@ struct ChiefDraft {
     text: String,
 }
 
+#[derive(Deserialize)]
+struct Odd {
+    #[serde(default)]
+    set: serde_json::Map<String, Value>,
+    #[serde(default)]
+    drop: Vec<String>,
+}
+
+fn write_draft_oddly(store: &mut Store, id: &str, odd: Odd) -> ApiResult<Value> {
+    store.write_draft_oddly(
+        id,
+        super::state::OddFields {
+            set: odd.set,
+            drop: odd.drop,
+        },
+    )?;
+    Ok(json!({}))
+}
+
 async fn sign_ins(State(shared): State<Arc<Shared>>) -> Response {
     Json(json!({ "signIns": shared.store().logins() })).into_response()
 }
@@ -230,6 +251,8 @@ struct Wire {
     no_plugin_api: bool,
     #[serde(default)]
     go_times: bool,
+    #[serde(default)]
+    omit_zero_counts: bool,
 }
 
 async fn set_wire_style(State(shared): State<Arc<Shared>>, Json(w): Json<Wire>) -> Response {
@@ -238,6 +261,7 @@ async fn set_wire_style(State(shared): State<Arc<Shared>>, Json(w): Json<Wire>) 
         bare_lists: w.bare_lists,
         no_plugin_api: w.no_plugin_api,
         go_times: w.go_times,
+        omit_zero_counts: w.omit_zero_counts,
     };
     Json(json!({})).into_response()
 }

@@ -206,6 +206,23 @@ impl FakeMuster {
             .rewrite_text_keeping_stamp(draft_id, text)
     }
 
+    /// A fault: from now on `draft_id` is written with the fields of `set` (a JSON object)
+    /// replaced and the fields named in `drop` left out — a newer muster's state the contract
+    /// does not list (`{"state": "archived"}`), or a broken record (`updatedAt` missing). Only
+    /// its JSON changes; the fake keeps treating the draft as it is.
+    pub fn write_draft_oddly(
+        &self,
+        draft_id: &str,
+        set: serde_json::Value,
+        drop: &[&str],
+    ) -> Result<(), ApiError> {
+        let odd = state::OddFields {
+            set: set.as_object().cloned().unwrap_or_default(),
+            drop: drop.iter().map(|f| f.to_string()).collect(),
+        };
+        self.shared.store().write_draft_oddly(draft_id, odd)
+    }
+
     /// The chief files a reply to `message_id` itself (muster's `reply_draft`): a draft with no
     /// route. Returns the draft id.
     pub fn file_chief_draft(&self, message_id: &str, text: &str) -> Result<String, ApiError> {

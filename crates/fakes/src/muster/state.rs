@@ -46,6 +46,9 @@ pub struct WireStyle {
     /// fraction dropped (so their width varies, down to none) and the zone as an offset
     /// (`+05:30`) instead of `Z`.
     pub go_times: bool,
+    /// Counts (`redraftNumber`, `redraftCount`) of zero left out, as Go's `encoding/json`
+    /// writes a zero under `omitempty`.
+    pub omit_zero_counts: bool,
 }
 
 /// A change that is announced on `/events`.
@@ -242,8 +245,19 @@ pub(crate) struct Store {
     drafts: BTreeMap<u64, Draft>,
     /// Drafts muster deleted: kept in `drafts` so that their ids are never reused.
     deleted_drafts: std::collections::BTreeSet<u64>,
+    /// A fault: drafts written oddly on the wire (fields replaced or left out), as a newer muster
+    /// (a state this contract does not list) or a broken record would be. Only the JSON changes.
+    odd_drafts: BTreeMap<u64, OddFields>,
     last_stamp: DateTime<Utc>,
     events: Broadcaster,
+}
+
+/// How one draft's JSON is changed on the wire (a fault): fields set to other values, and
+/// fields left out.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OddFields {
+    pub set: serde_json::Map<String, Value>,
+    pub drop: Vec<String>,
 }
 
 /// What `POST /login` answers.
@@ -268,6 +282,7 @@ impl Store {
             routes: BTreeMap::new(),
             drafts: BTreeMap::new(),
             deleted_drafts: Default::default(),
+            odd_drafts: BTreeMap::new(),
             last_stamp: DateTime::<Utc>::MIN_UTC,
             events,
         }

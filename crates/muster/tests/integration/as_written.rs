@@ -26,13 +26,13 @@ async fn ids_written_as_numbers_and_bare_lists_are_read_like_the_contracts_forms
     let raw = fake.draft(&filed.draft_id).unwrap();
     assert!(raw["id"].is_u64() && raw["routeId"].is_u64(), "{raw}");
     let muster = client(&fake);
-    let drafts = muster.list_drafts(None).await.unwrap();
+    let drafts = muster.list_drafts(None).await.unwrap().records;
     assert_eq!(drafts.len(), 1);
     assert_eq!(drafts[0].id, filed.draft_id);
     assert_eq!(drafts[0].route_id.as_deref(), Some(filed.route_id.as_str()));
-    let messages = muster.list_messages(None).await.unwrap();
+    let messages = muster.list_messages(None).await.unwrap().records;
     assert_eq!(messages[0].routes, vec![filed.route_id.clone()]);
-    let routes = muster.list_routes(&messages[0].id).await.unwrap();
+    let routes = muster.list_routes(&messages[0].id).await.unwrap().records;
     assert_eq!(routes.len(), 1);
     assert_eq!(routes[0].id, filed.route_id);
     let one = muster.get_draft(&filed.draft_id).await.unwrap();

@@ -88,9 +88,9 @@ async fn the_http_control_api_plays_plugin_and_session_through_a_checked_refused
         muster.get_draft(&id).await.unwrap().state,
         DraftState::Failed
     );
-    let routes = muster.list_routes(message).await.unwrap();
+    let routes = muster.list_routes(message).await.unwrap().records;
     assert_eq!(
-        routes.iter().map(|r| r.state).collect::<Vec<_>>(),
+        routes.iter().map(|r| r.state.clone()).collect::<Vec<_>>(),
         vec![RouteState::SendFailed, RouteState::Redraft]
     );
     assert_eq!(

@@ -10,7 +10,11 @@ async fn the_first_call_signs_in_and_later_calls_reuse_the_cookie() {
     let fake = fake().await;
     file_reply(&fake, false);
     let muster = client(&fake);
-    let drafts = muster.list_drafts(Some(DraftState::Pending)).await.unwrap();
+    let drafts = muster
+        .list_drafts(Some(DraftState::Pending))
+        .await
+        .unwrap()
+        .records;
     assert_eq!(drafts.len(), 1);
     assert_eq!(drafts[0].text, "Hi Ana, yes: the 10th it is.");
     muster.list_drafts(None).await.unwrap();

@@ -9,6 +9,7 @@ mod fake_fidelity;
 mod login;
 mod malformed;
 mod refusal;
+mod tolerance;
 mod transport;
 
 use countersign_fakes::muster::{FakeMuster, MusterConfig};

@@ -35,7 +35,7 @@ async fn refused_sends_are_redrafted_twice_then_go_to_the_chief() {
     assert!(!result.ok);
     assert_eq!(result.detail.as_deref(), Some("recipient mailbox full"));
 
-    let routes = muster.list_routes(&filed.message_id).await.unwrap();
+    let routes = muster.list_routes(&filed.message_id).await.unwrap().records;
     assert_eq!(routes.len(), 2);
     assert_eq!(routes[0].id, filed.route_id);
     assert_eq!(routes[0].state, RouteState::SendFailed);
@@ -59,7 +59,12 @@ async fn refused_sends_are_redrafted_twice_then_go_to_the_chief() {
         .unwrap();
     assert_eq!(read(&muster, &filed.draft_id).await, before);
     assert_eq!(
-        muster.list_routes(&filed.message_id).await.unwrap().len(),
+        muster
+            .list_routes(&filed.message_id)
+            .await
+            .unwrap()
+            .records
+            .len(),
         2
     );
 
@@ -76,7 +81,7 @@ async fn refused_sends_are_redrafted_twice_then_go_to_the_chief() {
     approve(&muster, &second).await;
     fake.report_result(&second, false, Some("blocked by policy"))
         .unwrap();
-    let routes = muster.list_routes(&filed.message_id).await.unwrap();
+    let routes = muster.list_routes(&filed.message_id).await.unwrap().records;
     assert_eq!(routes.len(), 3);
     assert_eq!(routes[1].state, RouteState::SendFailed);
     assert_eq!(routes[1].reason.as_deref(), Some("blocked by policy"));
@@ -91,7 +96,7 @@ async fn refused_sends_are_redrafted_twice_then_go_to_the_chief() {
     approve(&muster, &third).await;
     fake.report_result(&third, false, Some("still blocked"))
         .unwrap();
-    let routes = muster.list_routes(&filed.message_id).await.unwrap();
+    let routes = muster.list_routes(&filed.message_id).await.unwrap().records;
     assert_eq!(routes.len(), 4);
     assert_eq!(routes[2].state, RouteState::SendFailed);
     let chief = &routes[3];
@@ -99,7 +104,7 @@ async fn refused_sends_are_redrafted_twice_then_go_to_the_chief() {
     assert_eq!(chief.session, "chief");
     assert_eq!(chief.redraft_of.as_deref(), Some(routes[2].id.as_str()));
 
-    let messages = muster.list_messages(None).await.unwrap();
+    let messages = muster.list_messages(None).await.unwrap().records;
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].state, "fallback");
     assert_eq!(
@@ -118,12 +123,17 @@ async fn a_send_the_plugin_confirms_ends_sent() {
     let draft = read(&muster, &filed.draft_id).await;
     assert_eq!(draft.state, DraftState::Sent);
     assert_eq!(draft.result.map(|r| r.ok), Some(true));
-    let sent = muster.list_drafts(Some(DraftState::Sent)).await.unwrap();
+    let sent = muster
+        .list_drafts(Some(DraftState::Sent))
+        .await
+        .unwrap()
+        .records;
     assert_eq!(sent.len(), 1);
     assert!(muster
         .list_drafts(Some(DraftState::Pending))
         .await
         .unwrap()
+        .records
         .is_empty());
 }
 
@@ -137,7 +147,7 @@ async fn the_demo_seed_shows_every_state_including_a_visible_redraft_chain() {
         .await
         .unwrap();
     let muster = client(&fake);
-    let drafts = muster.list_drafts(None).await.unwrap();
+    let drafts = muster.list_drafts(None).await.unwrap().records;
     let pending: Vec<_> = drafts
         .iter()
         .filter(|d| d.state == DraftState::Pending)
@@ -155,9 +165,13 @@ async fn the_demo_seed_shows_every_state_including_a_visible_redraft_chain() {
         .unwrap();
     assert_eq!(refused.state, DraftState::Failed);
     assert!(drafts.iter().any(|d| d.state == DraftState::Approved));
-    let routes = muster.list_routes(&redraft.message_id).await.unwrap();
+    let routes = muster
+        .list_routes(&redraft.message_id)
+        .await
+        .unwrap()
+        .records;
     assert_eq!(
-        routes.iter().map(|r| r.state).collect::<Vec<_>>(),
+        routes.iter().map(|r| r.state.clone()).collect::<Vec<_>>(),
         vec![RouteState::SendFailed, RouteState::Redraft]
     );
 }

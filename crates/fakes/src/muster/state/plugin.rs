@@ -24,6 +24,14 @@ impl Store {
         Ok(())
     }
 
+    /// A fault: `draft_id` is written with the fields of `odd.set` replaced and those of
+    /// `odd.drop` left out, from now on; what the draft does is unchanged.
+    pub(crate) fn write_draft_oddly(&mut self, draft_id: &str, odd: OddFields) -> ApiResult<()> {
+        let id = self.find_draft(draft_id)?.id;
+        self.odd_drafts.insert(id, odd);
+        Ok(())
+    }
+
     pub(crate) fn create_plugin(&mut self, name: &str, draft_checks: bool) -> ApiResult<()> {
         if name.trim().is_empty() {
             return Err(ApiError::new(400, "a plugin needs a name"));

@@ -32,11 +32,25 @@ impl Store {
         if let Some(text) = &message.text {
             json["inReplyTo"]["text"] = json!(text);
         }
+        if self.style.omit_zero_counts && draft.redraft_number == 0 {
+            json.as_object_mut()
+                .expect("an object")
+                .remove("redraftNumber");
+        }
+        if let Some(odd) = self.odd_drafts.get(&draft.id) {
+            let object = json.as_object_mut().expect("an object");
+            for (field, value) in &odd.set {
+                object.insert(field.clone(), value.clone());
+            }
+            for field in &odd.drop {
+                object.remove(field);
+            }
+        }
         json
     }
 
     pub(super) fn route_json(&self, route: &Route) -> Value {
-        json!({
+        let mut json = json!({
             "id": self.id(route.id),
             "messageId": self.message_ref(&route.message_id),
             "session": route.session,
@@ -47,7 +61,13 @@ impl Store {
             "reason": route.reason,
             "createdAt": route.created_at,
             "updatedAt": route.updated_at,
-        })
+        });
+        if self.style.omit_zero_counts && route.redraft_count == 0 {
+            json.as_object_mut()
+                .expect("an object")
+                .remove("redraftCount");
+        }
+        json
     }
 
     pub(super) fn message_json(&self, message: &Message) -> Value {

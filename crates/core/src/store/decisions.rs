@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
 use super::audit::{append_audit_in, NewAuditEntry};
-use super::items::apply_item_event_in;
+use super::items::{apply_item_event_in, write_item_state_in};
 use super::refusals::RefusalKind;
 use super::view_of_in;
 use super::{format_time, Store};
@@ -680,8 +680,9 @@ async fn finish_in(
     if let Some(event) = item_event {
         let mirrored = item_state_in(&mut *tx, decision.item_id).await?;
         match mirrored.settle(event) {
-            Settled::Moved(_) => {
-                apply_item_event_in(&mut *tx, decision.item_id, event, outcome.detail()).await?;
+            // (Written as settled: a refinement of "gone" is no move `apply` knows.)
+            Settled::Moved(next) => {
+                write_item_state_in(&mut *tx, decision.item_id, next, outcome.detail()).await?;
             }
             Settled::AlreadySo(state) => {
                 note = Some(format!(

@@ -327,6 +327,17 @@ pub(crate) async fn apply_item_event_in(
         .await?
         .found("item", item_id)?;
     let next = current.apply(event)?;
+    write_item_state_in(tx, item_id, next, reason).await?;
+    Ok(next)
+}
+
+/// Write a state the domain already allowed ([`ItemState::apply`] or [`ItemState::settle`]).
+pub(crate) async fn write_item_state_in(
+    tx: &mut sqlx::SqliteConnection,
+    item_id: i64,
+    next: ItemState,
+    reason: Option<&str>,
+) -> Result<()> {
     sqlx::query(
         "UPDATE review_items SET state = ?, state_reason = COALESCE(?, state_reason), updated_at = ?
          WHERE id = ?",
@@ -337,7 +348,7 @@ pub(crate) async fn apply_item_event_in(
     .bind(item_id)
     .execute(&mut *tx)
     .await?;
-    Ok(next)
+    Ok(())
 }
 
 pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSummary> {

@@ -801,3 +801,66 @@ async fn a_stale_copy_of_the_settings_cannot_turn_hold_everything_or_pause_sendi
         "one setting changed over the old whole value, the others kept"
     );
 }
+
+/// Issue 39: the outcome of a dispatched decision lands on an item a sync may have moved first.
+/// "Gone" (all a sync can say of a draft that left Drafts) takes the dispatcher's truer word,
+/// what the item already shows is "already so", and a contradiction is a conflict the owner is
+/// told about — none of them an error.
+#[tokio::test]
+async fn an_outcome_on_an_item_a_sync_moved_first_is_recorded_never_refused() {
+    use countersign_core::{DispatchOutcome, ItemEvent};
+    let cases = [
+        (
+            ItemEvent::Vanished,
+            ItemEvent::Delivered,
+            ItemState::Sent,
+            "sent: exactly",
+        ),
+        (
+            ItemEvent::Vanished,
+            ItemEvent::Vanished,
+            ItemState::Gone,
+            "already so",
+        ),
+        (
+            ItemEvent::CheckRefused,
+            ItemEvent::Delivered,
+            ItemState::Conflict,
+            "the service says it was sent, but the mirror says it is rejected",
+        ),
+    ];
+    for (synced, heard, ends, audit) in cases {
+        let (_dir, store, _, item) = mirror_with_one_draft().await;
+        approve(&store, item.item_id, 0).await;
+        let claimed = store
+            .claim_next_due(Utc::now(), "dispatcher")
+            .await
+            .unwrap()
+            .expect("due");
+        store
+            .set_decision_sent_bytes(claimed.id, &claimed.digest, None)
+            .await
+            .unwrap();
+        // A sync moves the item first.
+        store
+            .apply_item_event(item.item_id, synced, Some("seen by a sync"))
+            .await
+            .unwrap();
+        let finished = store
+            .finish_decision(claimed.id, &DispatchOutcome::Done, Some(heard), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            finished.state,
+            DecisionState::Done,
+            "{synced:?} then {heard:?}"
+        );
+        let now = store.get_item(item.item_id).await.unwrap().summary;
+        assert_eq!(now.state, ends, "{synced:?} then {heard:?}");
+        let last = store.audit_log().await.unwrap().pop().unwrap();
+        assert!(
+            last.line.detail.as_deref().unwrap_or("").contains(audit),
+            "{synced:?} then {heard:?}: {last:?}"
+        );
+    }
+}

@@ -22,6 +22,10 @@ if ! command -v stress-ng >/dev/null; then
   fi
 fi
 
+# The app embeds ui/dist: setup rebuilds it when a UI source is newer (a stale one made the
+# window send the old commands' arguments).
+bash scripts/setup.sh || exit 1
+
 # Build first, unloaded: the soak is about the tests, not about how long a build takes.
 # The app the suite starts is target/debug/countersign-desktop, with the fakes of its `demo`
 # feature, as scripts/test.sh builds it.

@@ -638,17 +638,8 @@ async fn record_refusal_in(
     kind: RefusalKind,
     reason: &str,
 ) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO refusals (item_id, kind, reason, dedup_key, recorded_at)
-         VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING",
-    )
-    .bind(decision.item_id)
-    .bind(kind)
-    .bind(reason)
-    .bind(format!("decision:{}:{}", decision.id, kind.as_str()))
-    .bind(format_time(Utc::now()))
-    .execute(&mut *tx)
-    .await?;
+    let key = format!("decision:{}:{}", decision.id, kind.as_str());
+    super::refusals::record_refusal_in(tx, decision.item_id, kind, reason, &key).await?;
     Ok(())
 }
 

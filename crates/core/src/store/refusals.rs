@@ -59,17 +59,8 @@ impl Store {
         reason: &str,
         dedup_key: &str,
     ) -> Result<Option<Refusal>> {
-        Ok(sqlx::query_as(
-            "INSERT INTO refusals (item_id, kind, reason, dedup_key, recorded_at)
-             VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING RETURNING *",
-        )
-        .bind(item_id)
-        .bind(kind)
-        .bind(reason)
-        .bind(dedup_key)
-        .bind(format_time(Utc::now()))
-        .fetch_optional(self.pool())
-        .await?)
+        let mut conn = self.pool().acquire().await?;
+        record_refusal_in(&mut conn, item_id, kind, reason, dedup_key).await
     }
 
     /// Refusals the owner has not been told about yet, oldest first.
@@ -98,4 +89,25 @@ impl Store {
                 .await?;
         Ok(done.rows_affected() == 1)
     }
+}
+
+/// [`Store::record_refusal`] on the caller's connection (inside its transaction).
+pub(super) async fn record_refusal_in(
+    conn: &mut sqlx::SqliteConnection,
+    item_id: i64,
+    kind: RefusalKind,
+    reason: &str,
+    dedup_key: &str,
+) -> Result<Option<Refusal>> {
+    Ok(sqlx::query_as(
+        "INSERT INTO refusals (item_id, kind, reason, dedup_key, recorded_at)
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING RETURNING *",
+    )
+    .bind(item_id)
+    .bind(kind)
+    .bind(reason)
+    .bind(dedup_key)
+    .bind(format_time(Utc::now()))
+    .fetch_optional(&mut *conn)
+    .await?)
 }

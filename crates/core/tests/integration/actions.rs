@@ -265,16 +265,7 @@ async fn undo_is_offered_while_the_decision_waits_and_refused_with_the_same_sent
     let (_dir, store, id) = item_in(Source::Gmail, ItemState::Pending).await;
     let mut settings = store.settings().await.unwrap();
     settings.undo_window_secs = 0;
-    store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&store, &settings, "owner via test").await;
     let shown = shown_to_owner(&store, id).await;
     decide::approve(
         &store,

@@ -72,16 +72,7 @@ async fn a_decision_is_announced_at_once_with_the_changed_row_and_so_is_its_disp
     // Approved again with no undo window: the dispatcher sends it and says so with the row.
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 0;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     app.approve(&shown, "owner via test", Confirmation::None)
         .await
         .unwrap();
@@ -194,16 +185,7 @@ async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off
     // Notifications off: handled, not notified.
     let mut settings = env.store.settings().await.unwrap();
     settings.notifications = false;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     env.muster
         .report_result(&drafts[2], false, Some("mailbox full"))
         .unwrap();
@@ -228,16 +210,7 @@ async fn arm_a_rule_for_example_com(env: &Env) {
     // A window, however short, puts the decision and its send in two passes: the decision is
     // announced while it is queued.
     settings.undo_window_secs = 1;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     let rule = env
         .store
         .add_rule(

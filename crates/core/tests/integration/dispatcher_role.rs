@@ -41,16 +41,7 @@ async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets
     let item = item_for(&env, &draft.id).await;
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 0;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
 
     // Another holder of the lock (as `countersign dispatch` would be): a second open of the
     // lock file, which flock(2) treats as another owner even in this process.

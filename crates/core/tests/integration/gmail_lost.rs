@@ -119,16 +119,7 @@ async fn a_lost_rejection_of_a_draft_sent_elsewhere_ends_sent_elsewhere_not_reje
     .unwrap();
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 0;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     // The delete's answer is lost (a 503: Google may or may not have acted), and meanwhile a
     // second client sends the draft.
     env.gmail

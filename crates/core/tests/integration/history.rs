@@ -53,16 +53,7 @@ async fn approve_by_rule(env: &Env, item_id: i64) {
 async fn no_undo_window(env: &Env) {
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 0;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
 }
 
 async fn reject_now(env: &Env, item_id: i64, reason: &str) {
@@ -133,16 +124,7 @@ async fn the_record_names_each_decision_by_kind_and_every_filter_narrows_it() {
     // Rejections wait out the undo window too: none, until the decision left waiting in it.
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 0;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     let dispatcher = env.dispatcher().await;
 
     // Google refuses the first send for good.
@@ -194,16 +176,7 @@ async fn the_record_names_each_decision_by_kind_and_every_filter_narrows_it() {
     decide::undo(&env.store, undone, OWNER).await.unwrap();
     // The longest window: this one stays queued for the rest of the test.
     settings.undo_window_secs = 60;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     let wait_shown = shown(&env, waiting).await;
     decide::approve(
         &env.store,

@@ -29,16 +29,7 @@ async fn gmail_env() -> (Env, Account) {
 async fn set_undo_window(env: &Env, secs: u32) {
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = secs;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
 }
 
 #[tokio::test]
@@ -270,16 +261,7 @@ async fn reject_deletes_the_draft_or_keeps_it_when_the_setting_says_so() {
 
     let mut settings = env.store.settings().await.unwrap();
     settings.keep_rejected_gmail_drafts = true;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     let item = item_for(&env, &kept.id).await;
     decide::reject(
         &env.store,

@@ -48,16 +48,7 @@ async fn settle_now(env: &Env) {
     let mut settings = env.store.settings().await.unwrap();
     settings.rule_settle_secs = 0;
     settings.undo_window_secs = 0;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
 }
 
 async fn armed(env: &Env, definition: &RuleDefinition) -> i64 {
@@ -194,16 +185,7 @@ async fn every_guard_holds_a_draft_an_armed_rule_matches() {
             Guard::StillBeingWritten => {
                 let mut settings = env.store.settings().await.unwrap();
                 settings.rule_settle_secs = 3600;
-                env.store
-                    .update_settings(
-                        &countersign_core::store::SettingsChange::between(
-                            &env.store.settings().await.unwrap(),
-                            &settings,
-                        ),
-                        "owner via test",
-                    )
-                    .await
-                    .unwrap();
+                crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
             }
             Guard::DailyCapReached => {
                 definition.daily_cap = Some(1);
@@ -375,16 +357,7 @@ async fn an_armed_rule_sends_once_after_the_undo_window_and_the_audit_names_it()
     settle_now(&env).await;
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 2;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     let rule_id = armed(&env, &approve_within_example()).await;
     let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);
     let draft = env
@@ -447,16 +420,7 @@ async fn hold_everything_takes_back_a_rules_decision_inside_its_undo_window() {
     settle_now(&env).await;
     let mut settings = env.store.settings().await.unwrap();
     settings.undo_window_secs = 30;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     armed(&env, &approve_within_example()).await;
     let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
     let dispatcher = env.dispatcher().await;

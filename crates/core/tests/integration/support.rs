@@ -256,3 +256,15 @@ pub async fn displayed(env: &Env, shown: &countersign_core::decide::Shown) {
         env.store.record_view(shown, OWNER, part).await.unwrap();
     }
 }
+
+/// Save `wanted` as the settings, changing only the settings that differ from the stored ones
+/// (each setting is its own write: a test sets what it needs, as the Settings page does).
+pub async fn save_whole_settings(
+    store: &Store,
+    wanted: &countersign_core::store::Settings,
+    actor: &str,
+) {
+    let stored = store.settings().await.unwrap();
+    let change = countersign_core::store::SettingsChange::between(&stored, wanted);
+    store.update_settings(&change, actor).await.unwrap();
+}

@@ -468,16 +468,7 @@ async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_
     let mut settings = env.store.settings().await.unwrap();
     assert!(!settings.new_draft_notifications, "off by default");
     settings.new_draft_notifications = true;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     env.muster.create_plugin("gmail-relay", false).unwrap();
     env.muster.create_plugin("support-desk", true).unwrap();
     for n in 0..3 {
@@ -511,16 +502,7 @@ async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_
 
     // Turned off: nothing is announced, and what arrived meanwhile is not announced later.
     settings.new_draft_notifications = false;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     let relayed = env
         .muster
         .relay_message("gmail-relay", "inbox-chat", "cy@example.com", "Hi", "…")
@@ -529,16 +511,7 @@ async fn new_drafts_are_announced_once_per_burst_and_a_draft_awaiting_its_check_
     resync(&env, &account).await;
     assert_eq!(announce_new_drafts(&env.store).await.unwrap(), None);
     settings.new_draft_notifications = true;
-    env.store
-        .update_settings(
-            &countersign_core::store::SettingsChange::between(
-                &env.store.settings().await.unwrap(),
-                &settings,
-            ),
-            "owner via test",
-        )
-        .await
-        .unwrap();
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
     assert_eq!(announce_new_drafts(&env.store).await.unwrap(), None);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of countersign-core and prints their figures: the full Gmail sync under
+# Runs the benchmarks of countersign-core and countersign-render and prints their figures: the full Gmail sync under
 # the 250 units/s quota (gmail_sync), the outbox's durable enqueue cost and dispatch throughput
 # (outbox), and review rendering (render). The benches print and never assert timings; record
 # the figures of a run in docs/performance.md with the date and the machine.
@@ -31,5 +31,5 @@ out="artifacts/bench-$(date -u +%Y%m%dT%H%M%SZ).txt"
   echo "# $(nproc) cores, $(uname -srm), $(rustc --version)"
 } | tee "$out"
 # Cargo's build progress goes to stderr; the figures (stdout) are also kept in $out.
-cargo bench -p countersign-core "${args[@]}" | tee -a "$out"
+cargo bench --workspace "${args[@]}" | tee -a "$out"
 echo "figures saved in $out" >&2

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Fuzzes countersign-core's render pipeline (render_message, attachments, previews, plain-text
+# Fuzzes countersign-render's pipeline (render_message, attachments, previews, plain-text
 # drafts and diffs) with cargo-fuzz for the given number of seconds (default 60).
 #
 #   scripts/fuzz-render.sh [seconds]
 #
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`). The golden
-# corpus seeds the run; new inputs go to crates/core/fuzz/corpus/render, crashes to
-# crates/core/fuzz/artifacts/render (both git-ignored).
+# corpus seeds the run; new inputs go to crates/render/fuzz/corpus/render, crashes to
+# crates/render/fuzz/artifacts/render (both git-ignored).
 set -euo pipefail
 
 seconds="${1:-60}"
@@ -15,9 +15,9 @@ case "$seconds" in
 esac
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-fuzz_dir="$root/crates/core/fuzz"
+fuzz_dir="$root/crates/render/fuzz"
 corpus="$fuzz_dir/corpus/render"
-seeds="$root/crates/core/tests/fixtures/render"
+seeds="$root/crates/render/tests/fixtures/render"
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   echo "cargo-fuzz is missing: cargo install cargo-fuzz --locked" >&2

@@ -194,3 +194,15 @@ fn undo_state(decision: Option<&LiveDecision>) -> ActionState {
         Some(decision) => ActionState::from_check(Action::Undo, undoable(decision.state)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The review's "too big to send" flag and the send path's refusal use the same limit.
+    #[test]
+    fn the_renderer_and_the_gmail_client_agree_on_the_largest_message() {
+        assert_eq!(
+            crate::render::flags::GMAIL_MAX_MESSAGE_BYTES,
+            countersign_gmail::drafts::MAX_SEND_BYTES as u64
+        );
+    }
+}

@@ -22,7 +22,8 @@ pub mod live;
 pub mod outbox;
 pub mod paths;
 pub mod reachability;
-pub mod render;
+/// Review rendering, its own pure crate (`countersign-render`): bytes in, the review view out.
+pub use countersign_render as render;
 pub mod review;
 pub mod rules;
 pub mod secrets;

@@ -146,7 +146,7 @@ async fn a_malformed_draft_shows_its_warning_first_and_is_approved_only_despite_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn show_of_a_message_that_trips_the_mime_parser_prints_a_warning_instead_of_stopping() {
     let raw = include_bytes!(
-        "../../../core/tests/fixtures/render-regressions/mail-parser-invalid-part-id.eml"
+        "../../../render/tests/fixtures/render-regressions/mail-parser-invalid-part-id.eml"
     );
     let (cli, _gmail, _draft, id) = one_draft(raw).await;
     let out = cli.exec(&["show", &id]).await;

@@ -434,7 +434,7 @@ AAECAwQFBgcICQ==\r\n\
         // Found by fuzzing: mail-parser's internal assertion fires on it in debug builds, where
         // reading it for the editor used to stop `countersign show` (exit 101).
         let raw = include_bytes!(
-            "../../tests/fixtures/render-regressions/mail-parser-invalid-part-id.eml"
+            "../../../render/tests/fixtures/render-regressions/mail-parser-invalid-part-id.eml"
         );
         if cfg!(debug_assertions) {
             assert!(

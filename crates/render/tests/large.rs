@@ -1,7 +1,7 @@
 //! Big drafts: a 30 MB attachment and a 5,000-part message render completely.
 
 use base64::Engine as _;
-use countersign_core::render::{render_message, FlagKind, RenderOptions};
+use countersign_render::{render_message, FlagKind, RenderOptions};
 use sha2::{Digest, Sha256};
 
 fn with_attachment(bytes: &[u8]) -> Vec<u8> {
@@ -94,7 +94,7 @@ fn a_body_nested_too_deep_to_render_is_shown_as_its_text_with_a_structural_warni
     let warning = view
         .warnings
         .iter()
-        .find(|w| w.kind == countersign_core::render::WarningKind::DeeplyNested)
+        .find(|w| w.kind == countersign_render::WarningKind::DeeplyNested)
         .unwrap_or_else(|| panic!("no warning: {:?}", view.warnings));
     assert!(warning.kind.is_structural());
     assert!(

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// `crates/core/tests/fixtures/<sub>`.
+/// `crates/render/tests/fixtures/<sub>`.
 pub fn fixtures(sub: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests")

@@ -19,7 +19,7 @@ pub use alternatives::AlternativesDifference;
 pub use diff::{diff_versions, DraftBytes, RenderedDraft, VersionDiff};
 pub use flags::{Flag, FlagKind};
 pub use hidden::HiddenPassage;
-pub(crate) use view::parse_message;
+pub use view::parse_message;
 pub use view::{
     attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,
     AttachmentPreview, Link, ParentMessage, RemoteContent, RenderOptions, ReviewView, Warning,

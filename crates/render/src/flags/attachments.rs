@@ -2,7 +2,7 @@
 //! declared type says (including what hides inside archives).
 
 use super::{ArchiveListing, Flag, FlagKind};
-use crate::render::view::AttachmentMeta;
+use crate::view::AttachmentMeta;
 
 /// Extensions that run code when opened, or render active content.
 const RISKY_EXTENSIONS: &[&str] = &[

@@ -1,4 +1,4 @@
-//! Integration tests of review rendering (`countersign_core::render`): the golden corpus, the
+//! Integration tests of review rendering (`countersign_render`): the golden corpus, the
 //! XSS corpus, remote content, large messages and the public helpers.
 
 mod addresses;

@@ -490,9 +490,9 @@ pub fn attachment_bytes(raw: &[u8], index: usize) -> Option<(AttachmentMeta, Vec
     Some((meta, bytes.into_owned()))
 }
 
-/// The one guarded parse of a draft's bytes for the rest of core (the editor): `None` when
+/// The one guarded parse of a draft's bytes for the rest of Countersign (core's editor): `None` when
 /// mail-parser cannot read them or stops on one of its internal checks.
-pub(crate) fn parse_message(raw: &[u8]) -> Option<Message<'_>> {
+pub fn parse_message(raw: &[u8]) -> Option<Message<'_>> {
     parse(raw, &mut Vec::new())
 }
 

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use countersign_core::render::{render_message, Address, RenderOptions, ReviewView, WarningKind};
+use countersign_render::{render_message, Address, RenderOptions, ReviewView, WarningKind};
 use mail_parser::MessageParser;
 use serde::Deserialize;
 

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use countersign_core::render::{render_message, FlagKind, RenderOptions, ReviewView};
+use countersign_render::{render_message, FlagKind, RenderOptions, ReviewView};
 
 use crate::support::fixtures;
 

@@ -3,7 +3,7 @@
 //! plain-text draft, and the diff between the versions. Nothing may panic.
 #![no_main]
 
-use countersign_core::render::{
+use countersign_render::{
     attachment_bytes, diff_versions, render_message, render_plain_text, Address, AttachmentPreview,
     DraftBytes, ParentMessage, RenderOptions, RenderedDraft,
 };

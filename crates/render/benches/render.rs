@@ -2,7 +2,7 @@
 //! pipeline (parse, sanitize, sniff, hash, flags) compares with mail-parser's bare parse of the
 //! same bytes.
 //!
-//! `cargo bench -p countersign-core --bench render` (plain timing loop, no harness). Set
+//! `cargo bench -p countersign-render --bench render` (plain timing loop, no harness). Set
 //! `RENDER_BENCH_ROUNDS` to change the number of timed rounds per fixture (default 200).
 
 use std::collections::BTreeMap;
@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use countersign_core::render::{render_message, RenderOptions};
+use countersign_render::{render_message, RenderOptions};
 use mail_parser::MessageParser;
 
 fn emls(dir: &Path, out: &mut Vec<PathBuf>) {

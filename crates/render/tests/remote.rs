@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use countersign_core::render::{render_message, RenderOptions};
+use countersign_render::{render_message, RenderOptions};
 
 use crate::support::{body_of, html_draft};
 

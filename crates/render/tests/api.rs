@@ -3,8 +3,8 @@
 
 use std::fs;
 
-use countersign_core::render::diff::ChangeKind;
-use countersign_core::render::{
+use countersign_render::diff::ChangeKind;
+use countersign_render::{
     attachment_bytes, diff_versions, render_message, render_plain_text, Address, AttachmentPreview,
     DraftBytes, Flag, FlagKind, ParentMessage, RenderOptions, RenderedDraft, ReviewView,
     VersionDiff, WarningKind,
@@ -250,7 +250,7 @@ fn a_draft_that_trips_the_mime_parser_still_renders() {
         assert!(
             view.warnings
                 .iter()
-                .any(|w| w.kind == countersign_core::render::WarningKind::UnparseableStructure),
+                .any(|w| w.kind == countersign_render::WarningKind::UnparseableStructure),
             "{:?}",
             view.warnings
         );

@@ -626,7 +626,7 @@ fn match_up<T: Clone>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::view::{render_message, render_plain_text, RenderOptions};
+    use crate::view::{render_message, render_plain_text, RenderOptions};
 
     fn muster(text: &str) -> ReviewView {
         render_plain_text(text, None, &RenderOptions::default())

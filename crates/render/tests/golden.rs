@@ -1,12 +1,12 @@
 //! The golden corpus: every `fixtures/render/**/*.eml` renders to exactly its `.json`.
 //!
-//! `UPDATE_GOLDEN=1 cargo test -p countersign-core --test render golden` rewrites the JSON;
+//! `UPDATE_GOLDEN=1 cargo test -p countersign-render --test render golden` rewrites the JSON;
 //! read every changed file before committing it — a golden that records a bug is a defect.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use countersign_core::render::{render_message, RenderOptions};
+use countersign_render::{render_message, RenderOptions};
 
 use crate::support::fixtures;
 
@@ -73,7 +73,7 @@ fn every_golden_fixture_renders_exactly_as_recorded() {
             ));
         }
         // The JSON is the contract with the UI: it must read back into the same view.
-        let back: countersign_core::render::ReviewView =
+        let back: countersign_render::ReviewView =
             serde_json::from_str(&actual).expect("deserialize");
         assert_eq!(back, view, "{} does not round-trip", eml.display());
     }

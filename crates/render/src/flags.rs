@@ -11,8 +11,10 @@ use super::view::{Address, RenderOptions, ReviewView};
 use attachments::attachment_flags;
 
 /// The largest message Gmail's `drafts.send` takes (its upload endpoint's limit, 35 MB; the
-/// raw message, attachments encoded). Approving a bigger one is refused.
-pub const GMAIL_MAX_MESSAGE_BYTES: u64 = countersign_gmail::drafts::MAX_SEND_BYTES as u64;
+/// raw message, attachments encoded). Approving a bigger one is refused. The same figure as
+/// `countersign_gmail::drafts::MAX_SEND_BYTES`, which this pure crate does not depend on; a core
+/// test holds the two equal.
+pub const GMAIL_MAX_MESSAGE_BYTES: u64 = 35 * 1024 * 1024;
 
 /// What a [`Flag`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -337,7 +339,7 @@ fn recipient_flag(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::view::AttachmentMeta;
+    use crate::view::AttachmentMeta;
 
     fn meta(name: &str, declared: Option<&str>, sniffed: Option<&str>) -> AttachmentMeta {
         AttachmentMeta {

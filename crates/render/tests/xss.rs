@@ -4,8 +4,8 @@
 use std::fs;
 
 use base64::Engine as _;
-use countersign_core::render::sanitize::{blocked_image_placeholder, wrap_document};
-use countersign_core::render::{render_message, RenderOptions};
+use countersign_render::sanitize::{blocked_image_placeholder, wrap_document};
+use countersign_render::{render_message, RenderOptions};
 
 use crate::support::{body_of, fixtures, tags};
 

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use countersign_core::render::{render_message, FlagKind, RenderOptions, ReviewView};
+use countersign_render::{render_message, FlagKind, RenderOptions, ReviewView};
 
 use crate::support::{body_of, fixtures, html_draft, tags};
 

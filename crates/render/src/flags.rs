@@ -47,6 +47,9 @@ pub enum FlagKind {
     HiddenText,
     /// The plain-text and HTML alternatives say different things.
     AlternativesDiffer,
+    /// The HTML uses styling whose effect on what recipients see Countersign cannot evaluate:
+    /// it may hide, reveal, move, cover or add words.
+    UnverifiableStyling,
 }
 
 /// One safety flag.
@@ -290,6 +293,7 @@ pub(crate) fn compute(
     }
 
     out.extend(super::hidden::flag(&view.hidden_text));
+    out.extend(super::styling::flag(&view.unverifiable_styling));
     out.extend(
         view.alternatives_differ
             .as_ref()

@@ -12,6 +12,7 @@ pub mod hidden;
 mod repair;
 pub mod sanitize;
 pub mod sniff;
+mod styling;
 pub mod text;
 pub mod view;
 
@@ -19,6 +20,7 @@ pub use alternatives::AlternativesDifference;
 pub use diff::{diff_versions, DraftBytes, RenderedDraft, VersionDiff};
 pub use flags::{Flag, FlagKind};
 pub use hidden::HiddenPassage;
+pub use styling::UnverifiableStyle;
 pub use view::parse_message;
 pub use view::{
     attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,

@@ -18,6 +18,7 @@ use super::hidden::HiddenPassage;
 use super::repair;
 use super::sanitize;
 use super::sniff;
+use super::styling::UnverifiableStyle;
 use super::text;
 use attachments::{cid_images, collect_attachments};
 use body::{read_bodies, read_structure_warnings};
@@ -281,6 +282,10 @@ pub struct ReviewView {
     /// Where the plain-text and HTML alternatives first say different things (only when the
     /// draft has both and neither was derived from the other).
     pub alternatives_differ: Option<AlternativesDifference>,
+    /// Styling of the HTML that could change what recipients see and that Countersign cannot
+    /// evaluate (see `styling`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unverifiable_styling: Vec<UnverifiableStyle>,
 }
 
 /// A preview of one attachment, for the review pane.

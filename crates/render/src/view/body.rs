@@ -220,6 +220,7 @@ pub(super) fn read_bodies(
         // Read before sanitizing: it drops the <style> rules recipients' programs apply.
         let reading = hidden::read_html(&html_source);
         view.hidden_text = reading.passages;
+        view.unverifiable_styling = reading.unverifiable;
         html_visible = Some(reading.visible_text);
         let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
         view.remote_content.blocked_count = clean.blocked_count;

@@ -24,7 +24,10 @@ pub(crate) enum NodeData {
         attrs: Vec<Attribute>,
     },
     Text(String),
-    /// Comments, doctypes, processing instructions, template contents: never shown.
+    /// A comment: never shown, yet read by whatever reads the HTML (and by Outlook, when it
+    /// is a conditional comment).
+    Comment(String),
+    /// Doctypes, processing instructions, template contents: never shown.
     Other,
 }
 
@@ -38,6 +41,8 @@ pub(crate) struct Node {
 /// A parsed document; node 0 is the document itself.
 pub(crate) struct Dom {
     pub nodes: Vec<Node>,
+    /// `(template element, its detached contents)`: never shown, in the document all the same.
+    pub templates: Vec<(NodeId, NodeId)>,
 }
 
 impl Dom {
@@ -177,6 +182,12 @@ impl TreeSink for Builder {
     fn finish(self) -> Dom {
         Dom {
             nodes: self.nodes.into_inner(),
+            templates: self
+                .templates
+                .into_inner()
+                .into_iter()
+                .map(|(template, contents)| (template, contents.id))
+                .collect(),
         }
     }
 
@@ -199,8 +210,8 @@ impl TreeSink for Builder {
         handle
     }
 
-    fn create_comment(&self, _text: StrTendril) -> Handle {
-        self.push(NodeData::Other)
+    fn create_comment(&self, text: StrTendril) -> Handle {
+        self.push(NodeData::Comment(text.to_string()))
     }
 
     fn create_pi(&self, _target: StrTendril, _data: StrTendril) -> Handle {

@@ -50,6 +50,9 @@ pub enum FlagKind {
     /// The HTML uses styling whose effect on what recipients see Countersign cannot evaluate:
     /// it may hide, reveal, move, cover or add words.
     UnverifiableStyling,
+    /// Words only programs read — alt text, comments, Outlook-only branches, other
+    /// alternatives, nested messages — that the review does not show.
+    MachineText,
 }
 
 /// One safety flag.
@@ -294,6 +297,7 @@ pub(crate) fn compute(
 
     out.extend(super::hidden::flag(&view.hidden_text));
     out.extend(super::styling::flag(&view.unverifiable_styling));
+    out.extend(super::machine::flag(&view.machine_text));
     out.extend(
         view.alternatives_differ
             .as_ref()

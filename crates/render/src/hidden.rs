@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dom::{Dom, NodeData, NodeId};
 use super::flags::{Flag, FlagKind};
+use crate::machine::{MachineReading, MachineText};
 use crate::styling::media::{DESKTOP_WIDTH, PHONE_WIDTH};
 use crate::styling::selector::{self, Complex, Selector};
 use crate::styling::sheet::{self, Declaration, Sheet};
@@ -53,6 +54,8 @@ pub(crate) struct HtmlReading {
     pub visible_text: String,
     /// Styling that could change what recipients see and that is not evaluated.
     pub unverifiable: Vec<UnverifiableStyle>,
+    /// Texts programs read that the rendering does not show (alt, comments, …).
+    pub machine: Vec<MachineText>,
 }
 
 /// A `<style>` rule as the cascade uses it: one selector that can match.
@@ -112,6 +115,9 @@ pub(crate) fn read_html(html: &str) -> HtmlReading {
         }
     }
     reading.unverifiable = unverifiable;
+    let mut machine = MachineReading::new(&reading.visible_text);
+    machine.read_dom(&dom);
+    reading.machine = machine.found;
     reading
 }
 
@@ -386,6 +392,7 @@ impl<'d> Reader<'d> {
             passages: self.passages,
             visible_text: visible,
             unverifiable: Vec::new(),
+            machine: Vec::new(),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod diff;
 mod dom;
 pub mod flags;
 pub mod hidden;
+mod machine;
 mod repair;
 pub mod sanitize;
 pub mod sniff;
@@ -20,6 +21,7 @@ pub use alternatives::AlternativesDifference;
 pub use diff::{diff_versions, DraftBytes, RenderedDraft, VersionDiff};
 pub use flags::{Flag, FlagKind};
 pub use hidden::HiddenPassage;
+pub use machine::MachineText;
 pub use styling::UnverifiableStyle;
 pub use view::parse_message;
 pub use view::{

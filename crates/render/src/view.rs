@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::alternatives::AlternativesDifference;
 use super::flags::{self, ArchiveListing, Flag};
 use super::hidden::HiddenPassage;
+use super::machine::MachineText;
 use super::repair;
 use super::sanitize;
 use super::sniff;
@@ -286,6 +287,9 @@ pub struct ReviewView {
     /// evaluate (see `styling`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unverifiable_styling: Vec<UnverifiableStyle>,
+    /// Every text a program could read that the rendering does not show (see `machine`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_text: Vec<MachineText>,
 }
 
 /// A preview of one attachment, for the review pane.

@@ -5,6 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use mail_parser::{Message, MessagePart, MimeHeaders, PartType};
 
+use crate::machine::MachineReading;
+
 use super::super::sanitize::{self, CidImage};
 use super::super::{alternatives, hidden, sniff, text};
 use super::headers::{is_known_charset, printable};
@@ -221,6 +223,7 @@ pub(super) fn read_bodies(
         let reading = hidden::read_html(&html_source);
         view.hidden_text = reading.passages;
         view.unverifiable_styling = reading.unverifiable;
+        view.machine_text = reading.machine;
         html_visible = Some(reading.visible_text);
         let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
         view.remote_content.blocked_count = clean.blocked_count;
@@ -256,9 +259,14 @@ pub(super) fn read_bodies(
     }
     // Both alternatives were written: neither is this review's rendering of the other.
     let both_written = !view.text_derived && !view.text_body.is_empty();
+    let html_visible_text = html_visible.clone();
     if let Some(html_visible) = html_visible.filter(|_| both_written) {
         view.alternatives_differ = alternatives::compare(&view.text_body, &html_visible);
     }
+    let shown_text = html_visible_text.unwrap_or_else(|| view.text_body.clone());
+    let mut machine = MachineReading::new(&shown_text);
+    machine.read_parts(message);
+    view.machine_text.extend(machine.found);
     view.links = text::extract_links(&fragment);
     view.html_body = sanitize::wrap_document(
         shown.as_deref().unwrap_or(&fragment),

@@ -333,3 +333,118 @@ mod tests {
         assert_eq!(text_of(&dom), "deep");
     }
 }
+
+/// Elements with no end tag.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+impl Dom {
+    /// Sets attribute `attr` (lower-case, no namespace) of element `id` to `value`.
+    pub fn set_attr(&mut self, id: NodeId, attr: &str, value: String) {
+        if let NodeData::Element { attrs, .. } = &mut self.nodes[id].data {
+            match attrs
+                .iter_mut()
+                .find(|a| a.name.ns == html5ever::ns!() && &*a.name.local == attr)
+            {
+                Some(a) => a.value = value.into(),
+                None => attrs.push(Attribute {
+                    name: QualName::new(None, html5ever::ns!(), LocalName::from(attr)),
+                    value: value.into(),
+                }),
+            }
+        }
+    }
+
+    /// The document as HTML again (for the sanitizer, which parses it anew). Comments and
+    /// template contents are left out; raw-text elements keep their text unescaped.
+    pub fn to_html(&self) -> String {
+        enum Step {
+            Open(NodeId),
+            Close(NodeId),
+        }
+        let escape = |s: &str, attribute: bool| {
+            let mut out = String::with_capacity(s.len());
+            for c in s.chars() {
+                match c {
+                    '&' => out.push_str("&amp;"),
+                    '\u{a0}' => out.push_str("&nbsp;"),
+                    '"' if attribute => out.push_str("&quot;"),
+                    '<' if !attribute => out.push_str("&lt;"),
+                    '>' if !attribute => out.push_str("&gt;"),
+                    c => out.push(c),
+                }
+            }
+            out
+        };
+        let mut out = String::new();
+        let mut stack: Vec<Step> = self.nodes[0]
+            .children
+            .iter()
+            .rev()
+            .map(|&c| Step::Open(c))
+            .collect();
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Close(id) => {
+                    if let Some(tag) = self.tag(id) {
+                        out.push_str("</");
+                        out.push_str(tag);
+                        out.push('>');
+                    }
+                }
+                Step::Open(id) => match &self.nodes[id].data {
+                    NodeData::Text(text) => {
+                        let raw =
+                            self.nodes[id]
+                                .parent
+                                .and_then(|p| self.tag(p))
+                                .is_some_and(|t| {
+                                    matches!(
+                                        t,
+                                        "style"
+                                            | "script"
+                                            | "xmp"
+                                            | "iframe"
+                                            | "noembed"
+                                            | "noframes"
+                                            | "plaintext"
+                                    )
+                                });
+                        if raw {
+                            out.push_str(text);
+                        } else {
+                            out.push_str(&escape(text, false));
+                        }
+                    }
+                    NodeData::Element { name, attrs } => {
+                        let tag = &*name.local;
+                        out.push('<');
+                        out.push_str(tag);
+                        for a in attrs {
+                            out.push(' ');
+                            if let Some(prefix) = &a.name.prefix {
+                                out.push_str(prefix);
+                                out.push(':');
+                            }
+                            out.push_str(&a.name.local);
+                            out.push_str("=\"");
+                            out.push_str(&escape(&a.value, true));
+                            out.push('"');
+                        }
+                        out.push('>');
+                        if !VOID.contains(&tag) {
+                            stack.push(Step::Close(id));
+                            stack.extend(
+                                self.nodes[id].children.iter().rev().map(|&c| Step::Open(c)),
+                            );
+                        }
+                    }
+                    _ => {}
+                },
+            }
+        }
+        out
+    }
+}

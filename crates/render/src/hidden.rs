@@ -56,9 +56,13 @@ pub(crate) struct HtmlReading {
     pub unverifiable: Vec<UnverifiableStyle>,
     /// Texts programs read that the rendering does not show (alt, comments, …).
     pub machine: Vec<MachineText>,
+    /// The HTML to sanitize for the review: the draft's own, with the `<style>` rules that apply
+    /// on a desktop written into `style` attributes; `None` when it has no rules.
+    pub review_html: Option<String>,
 }
 
 /// A `<style>` rule as the cascade uses it: one selector that can match.
+#[derive(Clone)]
 pub(crate) struct AppliedRule {
     selector: Complex,
     declarations: Vec<Declaration>,
@@ -96,12 +100,12 @@ pub(crate) fn read_html(html: &str) -> HtmlReading {
         .rules
         .iter()
         .any(|r| r.condition.applies_at(DESKTOP_WIDTH) != r.condition.applies_at(PHONE_WIDTH));
-    let mut reading = Reader::new(&dom, desktop).read();
+    let mut reading = Reader::new(&dom, desktop.clone(), desktop.clone()).read();
     if narrow_differs {
         // Text is hidden from recipients when no screen shows it: what a phone shows and a
         // desktop hides (a mobile-only block) is seen, and so is the reverse. What recipients
         // see and this review does not counts on either screen.
-        let on_phones = Reader::new(&dom, phone).read();
+        let on_phones = Reader::new(&dom, phone, desktop).read();
         let phone_shows = squeeze(&on_phones.visible_text);
         reading
             .passages
@@ -115,9 +119,36 @@ pub(crate) fn read_html(html: &str) -> HtmlReading {
         }
     }
     reading.unverifiable = unverifiable;
-    let mut machine = MachineReading::new(&reading.visible_text);
+    // What only Outlook hides, every other program shows.
+    let mut shown = reading.visible_text.clone();
+    for p in reading
+        .passages
+        .iter()
+        .filter(|p| p.technique.contains("mso-hide"))
+    {
+        shown.push('\n');
+        shown.push_str(&p.text);
+    }
+    let mut machine = MachineReading::new(&shown);
     machine.read_dom(&dom);
+    // A bulletproof button: the link hidden from Outlook (mso-hide) has its twin in the
+    // Outlook-only branch, so every recipient sees the words.
+    let outlook_words: String = machine
+        .found
+        .iter()
+        .filter(|m| m.source == crate::machine::OUTLOOK_BRANCH)
+        .map(|m| m.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    reading.passages.retain(|p| {
+        !(p.technique.contains("mso-hide") && squeeze(&outlook_words).contains(&squeeze(&p.text)))
+    });
     reading.machine = machine.found;
+    if !sheet.rules.is_empty() {
+        let mut review = dom;
+        styling::inline::inline_rules(&mut review, &sheet);
+        reading.review_html = Some(review.to_html());
+    }
     reading
 }
 
@@ -288,7 +319,10 @@ struct Open {
 
 struct Reader<'d> {
     dom: &'d Dom,
+    /// The rules recipients' programs apply on this screen.
     rules: Vec<AppliedRule>,
+    /// The rules the review applies (written into `style` attributes): a desktop's.
+    review_rules: Vec<AppliedRule>,
     passages: Vec<HiddenPassage>,
     open: Option<Open>,
     visible: String,
@@ -299,10 +333,11 @@ struct Reader<'d> {
 }
 
 impl<'d> Reader<'d> {
-    fn new(dom: &'d Dom, rules: Vec<AppliedRule>) -> Self {
+    fn new(dom: &'d Dom, rules: Vec<AppliedRule>, review_rules: Vec<AppliedRule>) -> Self {
         Reader {
             dom,
             rules,
+            review_rules,
             passages: Vec::new(),
             open: None,
             visible: String::new(),
@@ -393,6 +428,7 @@ impl<'d> Reader<'d> {
             visible_text: visible,
             unverifiable: Vec::new(),
             machine: Vec::new(),
+            review_html: None,
         }
     }
 
@@ -618,6 +654,10 @@ impl<'d> Reader<'d> {
         let value = |property: &str| {
             find(declared, property).map(|(d, o)| (d.value.to_ascii_lowercase(), o))
         };
+        // Mail programs run no script, so they show <noscript>; the review's sanitizer drops it.
+        if world == World::Review && self.dom.tag(id) == Some("noscript") {
+            return Some("<noscript>, which this review leaves out".into());
+        }
         // A `display` set by CSS overrides the attribute, as in browsers.
         if world == World::Recipient
             && self.dom.attr(id, "hidden").is_some()
@@ -711,17 +751,23 @@ impl<'d> Reader<'d> {
         // (important, inline, specificity, order) decides, as in the CSS cascade.
         let mut candidates: Vec<(Precedence, Declaration, Origin)> = Vec::new();
         let mut order = 0;
-        if world == World::Recipient {
-            for rule in &self.rules {
-                if rule.selector.matches(self.dom, id) {
-                    for d in &rule.declarations {
-                        order += 1;
-                        candidates.push((
-                            (d.important, false, rule.selector.specificity(), order),
-                            d.clone(),
-                            Origin::Rule(rule.selector.text.clone()),
-                        ));
+        let rules = match world {
+            World::Recipient => &self.rules,
+            World::Review => &self.review_rules,
+        };
+        for rule in rules {
+            if rule.selector.matches(self.dom, id) {
+                for d in &rule.declarations {
+                    // The sanitizer drops a declaration written with escapes.
+                    if world == World::Review && d.raw.contains('\\') {
+                        continue;
                     }
+                    order += 1;
+                    candidates.push((
+                        (d.important, false, rule.selector.specificity(), order),
+                        d.clone(),
+                        Origin::Rule(rule.selector.text.clone()),
+                    ));
                 }
             }
         }
@@ -897,9 +943,10 @@ mod tests {
             "{css}<p>a</p><p class=x style=\"display:block\">b</p>"
         ))
         .is_empty());
+        // The review applies the rule too (written into the style attribute): hidden there.
         assert_eq!(
             hidden("<style>.x{display:none!important}</style><p>a</p><p class=x style=\"display:block\">b</p>"),
-            [("b".to_owned(), true)]
+            [("b".to_owned(), false)]
         );
     }
 

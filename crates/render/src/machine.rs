@@ -29,6 +29,9 @@ pub struct MachineText {
     pub flagged: bool,
 }
 
+/// The source of the text of Outlook's conditional comments.
+pub(crate) const OUTLOOK_BRANCH: &str = "Outlook-only branch";
+
 /// The longest text kept per entry.
 const MAX_TEXT: usize = 2_000;
 /// The most entries kept.
@@ -102,8 +105,9 @@ impl<'v> MachineReading<'v> {
             let inner = inner.strip_prefix('>').unwrap_or(inner);
             let inner = inner.strip_suffix("<![endif]").unwrap_or(inner);
             let branch = Dom::parse(inner);
-            self.add("Outlook-only branch", &subtree_text(&branch, 0), false);
-        } else if trimmed != "[endif]" && !trimmed.starts_with("[if") {
+            self.add(OUTLOOK_BRANCH, &subtree_text(&branch, 0), false);
+        } else if !(trimmed.contains("[endif]") || trimmed.starts_with("<!")) {
+            // `<!--<![endif]-->` and `<!--[if !mso]><!-->` are the syntax of branches.
             self.add("comment", trimmed, false);
         }
     }

@@ -5,6 +5,7 @@
 //! could hide, reveal, move, cover or add text becomes an `unverifiable_styling` finding,
 //! instead of being skipped as a list of known tricks would skip it.
 
+pub(crate) mod inline;
 pub(crate) mod judge;
 pub(crate) mod media;
 pub(crate) mod selector;
@@ -127,6 +128,18 @@ pub(crate) fn audit(dom: &Dom, sheet: &Sheet) -> Vec<UnverifiableStyle> {
                                     "a selector Countersign does not evaluate"
                                 }
                             )),
+                            // Harmless on a page as written, but on hover it may show what
+                            // the page hid (`display: inline` over `display: none`).
+                            Verdict::Harmless if reveals(d) => Some(format!(
+                                "{}: {} ({})",
+                                d.property,
+                                d.value,
+                                if interactive {
+                                    "may show what the page hid, when the reader points or clicks"
+                                } else {
+                                    "a selector Countersign does not evaluate"
+                                }
+                            )),
                             Verdict::Harmless => None,
                         })
                         .collect();
@@ -164,6 +177,30 @@ pub(crate) fn audit(dom: &Dom, sheet: &Sheet) -> Vec<UnverifiableStyle> {
         }
     }
     found
+}
+
+/// Properties that can show what another declaration hid.
+fn reveals(d: &Declaration) -> bool {
+    matches!(
+        d.property.as_str(),
+        "display"
+            | "visibility"
+            | "opacity"
+            | "font-size"
+            | "font"
+            | "overflow"
+            | "overflow-x"
+            | "overflow-y"
+            | "height"
+            | "max-height"
+            | "width"
+            | "max-width"
+            | "line-height"
+            | "position"
+            | "text-indent"
+            | "clip"
+            | "clip-path"
+    ) || d.property.starts_with("margin")
 }
 
 /// A colour declaration in dark mode, which recipients see as they see dark mode.

@@ -178,6 +178,16 @@ const HARMLESS: &[&str] = &[
     "-moz-appearance",
     "display-mode",
     "mso-hide-none",
+    // Apple Mail's body: how spaces and line breaks wrap; a zero-width stroke.
+    "-webkit-nbsp-mode",
+    "line-break",
+    "-webkit-line-break",
+    "-webkit-text-stroke-width",
+    "-webkit-text-stroke-color",
+    "-webkit-text-stroke",
+    "-webkit-text-decorations-in-effect",
+    "-webkit-font-kerning",
+    "-webkit-font-feature-settings",
     // Print only: Word's page boxes.
     "page",
     "size",

@@ -68,7 +68,8 @@ enum Simple {
 enum Step {
     Done(Compound),
     Interactive,
-    PseudoElement(String),
+    /// The compound before the pseudo-element, and its name.
+    PseudoElement(Compound, String),
 }
 
 /// Reads a selector list; one entry per selector.
@@ -114,7 +115,8 @@ fn parse_one(text: &str) -> Selector {
         match compound(&mut parser) {
             Some(Step::Done(c)) => parts.push((c, Combinator::Descendant)),
             Some(Step::Interactive) => return Selector::Interactive(text.to_owned()),
-            Some(Step::PseudoElement(name)) => {
+            Some(Step::PseudoElement(last, name)) => {
+                parts.push((last, Combinator::Descendant));
                 let complex = Complex {
                     parts,
                     text: text.to_owned(),
@@ -170,13 +172,19 @@ fn compound(p: &mut Parser<'_>) -> Option<Step> {
                         let Token::Ident(name) = p.next_including_whitespace().ok()?.clone() else {
                             return None;
                         };
-                        return Some(Step::PseudoElement(name.to_ascii_lowercase()));
+                        return Some(Step::PseudoElement(
+                            Compound(simples),
+                            name.to_ascii_lowercase(),
+                        ));
                     }
                     Token::Ident(name) => match pseudo_class(&name.to_ascii_lowercase()) {
                         Pseudo::Simple(s) => simples.push(s),
                         Pseudo::Interactive => return Some(Step::Interactive),
                         Pseudo::Element => {
-                            return Some(Step::PseudoElement(name.to_ascii_lowercase()))
+                            return Some(Step::PseudoElement(
+                                Compound(simples),
+                                name.to_ascii_lowercase(),
+                            ))
                         }
                         Pseudo::Unknown => return None,
                     },

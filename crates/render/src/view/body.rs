@@ -225,7 +225,8 @@ pub(super) fn read_bodies(
         view.unverifiable_styling = reading.unverifiable;
         view.machine_text = reading.machine;
         html_visible = Some(reading.visible_text);
-        let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
+        let review_html = reading.review_html.as_deref().unwrap_or(&html_source);
+        let clean = sanitize::sanitize_html(review_html, cids, options.allow_remote_content);
         view.remote_content.blocked_count = clean.blocked_count;
         view.remote_content.urls = clean.remote_urls;
         used_cids = clean.used_cids.into_iter().collect();

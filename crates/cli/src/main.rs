@@ -6,6 +6,7 @@ mod audit;
 mod bulk;
 mod dispatch;
 mod history;
+mod machine;
 mod output;
 mod review;
 mod rules;
@@ -77,6 +78,11 @@ enum Command {
         /// prints both unless one is named.
         #[arg(long, value_enum)]
         part: Option<Part>,
+        /// Also list every text a program could read that the review does not show: hidden
+        /// passages, alt/title/ARIA text, comments, Outlook-only branches, other alternatives,
+        /// nested messages, and styling Countersign cannot evaluate.
+        #[arg(long)]
+        machine_text: bool,
     },
     /// Approve an item: it is sent after the undo window. Without `--version`, the version the
     /// last `show` printed is approved (and none is, when `show` printed none).
@@ -283,9 +289,16 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let items = store.list_items(&filter).await?;
             output::items(&items, json)
         }
-        Command::Show { id, part } => {
+        Command::Show {
+            id,
+            part,
+            machine_text,
+        } => {
             let detail = output::ItemDetail::load(&store, *id).await?;
             let parts = output::item_detail(&detail, part.map(ShownPart::from), json)?;
+            if *machine_text && !json {
+                machine::print(&detail.content.view);
+            }
             // Printed, so shown: recorded only once it is on the owner's terminal.
             let shown = decide::Shown {
                 id: *id,

@@ -105,7 +105,8 @@ pub async fn approve(
 /// What the owner must confirm before `version` is approved, one sentence each, given the
 /// renderings of it they were shown: every structural parse warning (mail programs may read
 /// the message otherwise than the review showed it), and alternatives that say different
-/// things unless both were displayed.
+/// things unless both were displayed, and styling Countersign cannot evaluate (recipients may
+/// see other words than the review shows, whatever the owner displayed).
 pub fn cautions(version: &DraftVersion, parts: &[ShownPart]) -> Vec<String> {
     let view = crate::review::render_bytes(&version.content);
     let mut found: Vec<String> = view
@@ -114,6 +115,12 @@ pub fn cautions(version: &DraftVersion, parts: &[ShownPart]) -> Vec<String> {
         .filter(|w| w.kind.is_structural())
         .map(|w| w.message.clone())
         .collect();
+    found.extend(
+        view.flags
+            .iter()
+            .filter(|f| f.kind == crate::render::FlagKind::UnverifiableStyling)
+            .map(|f| f.explanation.clone()),
+    );
     let both_shown = parts.contains(&ShownPart::Text) && parts.contains(&ShownPart::Html);
     if !both_shown && crate::review::has_both_alternatives(&view) {
         found.extend(

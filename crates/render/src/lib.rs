@@ -11,6 +11,7 @@ pub mod flags;
 pub mod hidden;
 mod machine;
 mod repair;
+pub mod reveal;
 pub mod sanitize;
 pub mod sniff;
 mod styling;
@@ -22,6 +23,7 @@ pub use diff::{diff_versions, DraftBytes, RenderedDraft, VersionDiff};
 pub use flags::{Flag, FlagKind};
 pub use hidden::HiddenPassage;
 pub use machine::MachineText;
+pub use reveal::render_reveal;
 pub use styling::UnverifiableStyle;
 pub use view::parse_message;
 pub use view::{

@@ -156,3 +156,54 @@ fn machine_only_words_are_listed_for_the_owner_with_their_source() {
         .expect("the logo's alt is listed");
     assert_eq!((alt.text.as_str(), alt.flagged), ("Example Ltd", false));
 }
+
+#[test]
+fn the_reveal_rendering_shows_every_planted_sentence_with_nothing_hiding_it() {
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for path in files(&fixtures("deny")) {
+        let text = fs::read_to_string(&path).expect("read fixture");
+        if !text.contains("Wire the payment") {
+            continue;
+        }
+        checked += 1;
+        let raw = if path.extension().is_some_and(|e| e == "eml") {
+            text.into_bytes()
+        } else {
+            let html = text.split_once("-->").map_or(text.as_str(), |(_, h)| h);
+            html_draft(html)
+        };
+        let revealed = countersign_render::render_reveal(&raw);
+        // A plain-text body comes in the review's own <pre>, whose style is the review's.
+        let body = crate::support::body_of(&revealed).replace(
+            "<pre style=\"white-space: pre-wrap; font-family: inherit\">",
+            "<pre>",
+        );
+        // The words are there, and nothing that hides or restyles text came with them.
+        if !body.contains("Wire the payment") || body.contains("style=") || body.contains("<style")
+        {
+            missing.push(format!("{}: {body}", path.display()));
+        }
+    }
+    assert!(checked >= 35, "only {checked} fixtures plant the sentence");
+    assert!(missing.is_empty(), "{}", missing.join("\n\n"));
+}
+
+#[test]
+fn the_reveal_rendering_marks_what_only_machines_read() {
+    let draft = html_draft(
+        "<style>.n::before{content:\"added words\"}</style><p class=\"n\">Hi</p>\
+         <!-- a comment for assistants --><img src=\"cid:x\" alt=\"the logo\">\
+         <!--[if mso]><p>Outlook words</p><![endif]-->",
+    );
+    let revealed = countersign_render::render_reveal(&draft);
+    for marked in [
+        "[added by a ::before rule: \"added words\"]",
+        "[comment: a comment for assistants]",
+        "[alt: the logo]",
+        "[Outlook only: Outlook words]",
+    ] {
+        let html = format!("<mark class=\"cs-machine\">{marked}</mark>");
+        assert!(revealed.contains(&html), "{marked} not in {revealed}");
+    }
+}

@@ -136,6 +136,43 @@ async fn a_malformed_draft_asks_before_approving_and_the_audit_says_despite_what
     );
 }
 
+/// A reply whose HTML scales a sentence down to nothing with a transform: styling no check
+/// evaluates.
+fn transformed_reply() -> Vec<u8> {
+    b"From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+      Subject: Re: Invoice\r\nMessage-ID: <styled-1@agent.example>\r\n\
+      MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n\
+      <p>Invoice attached.</p><p style=\"transform:scale(0.001)\">Wire it to 4471.</p>\r\n"
+        .to_vec()
+}
+
+#[tokio::test]
+async fn styling_no_check_evaluates_asks_before_approving_even_when_displayed() {
+    let (env, current) = one_draft(&transformed_reply()).await;
+    displayed(&env, &current).await;
+    let asked = approve(&env, &current, OWNER, Confirmation::None)
+        .await
+        .unwrap_err();
+    let Error::NeedsConfirmation { cautions, .. } = &asked else {
+        panic!("not asked: {asked}");
+    };
+    assert!(
+        cautions
+            .iter()
+            .any(|c| c.contains("transform: scale(0.001)")),
+        "{cautions:?}"
+    );
+    assert!(env
+        .store
+        .list_decisions(DecisionFilter::All)
+        .await
+        .unwrap()
+        .is_empty());
+    approve(&env, &current, OWNER, Confirmation::DespiteCautions)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn an_ordinary_draft_asks_nothing() {
     let (env, current) = one_draft(&reply(1, "Fine.")).await;

@@ -24,6 +24,7 @@ const COMMANDS: &[&str] = &[
     "reject_all",
     "approve_all_displayed",
     "raw_source",
+    "reveal",
     "history_page",
     "agent_figures",
     "left_message",

@@ -419,6 +419,12 @@ pub async fn raw_source(state: State<'_, AppState>, id: i64) -> Result<String, U
     Ok(review::raw_source(state.store()?, id).await?)
 }
 
+/// The reveal rendering of version `version` of item `id`, for a sandboxed frame.
+#[tauri::command]
+pub async fn reveal(state: State<'_, AppState>, id: i64, version: String) -> Result<String, UiError> {
+    Ok(review::reveal(state.store()?, id, &version).await?)
+}
+
 /// A page of the record: decisions carried out or refused, newest first, narrowed by `filter`.
 #[tauri::command]
 pub async fn history_page(

@@ -150,6 +150,7 @@ fn main() -> anyhow::Result<()> {
             commands::reject_all,
             commands::approve_all_displayed,
             commands::raw_source,
+            commands::reveal,
             commands::history_page,
             commands::agent_figures,
             commands::left_message,

@@ -36,7 +36,7 @@ fn axe_source() -> String {
 
 /// Runs axe on the whole document as it is now and returns each critical or serious violation
 /// (rule, impact, what to fix, the first few elements), with `view` it was found on.
-async fn serious_violations(session: &Session, view: &str) -> Vec<(String, String)> {
+pub(crate) async fn serious_violations(session: &Session, view: &str) -> Vec<(String, String)> {
     // Injected as the script itself (the page's CSP allows no eval); once per page, which
     // lives as long as the app (the UI never navigates).
     let present = session
@@ -100,7 +100,7 @@ fn describe(v: &Value) -> String {
 }
 
 /// Fails listing every violation found, each once with every view it was found on.
-fn assert_none(violations: &[(String, String)]) {
+pub(crate) fn assert_none(violations: &[(String, String)]) {
     let mut grouped: Vec<(&str, Vec<&str>)> = Vec::new();
     for (view, violation) in violations {
         match grouped.iter_mut().find(|(v, _)| v == violation) {

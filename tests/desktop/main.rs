@@ -20,6 +20,7 @@ mod muster;
 mod offline;
 mod queue;
 mod record;
+mod reveal;
 mod review;
 mod rules;
 mod safety;

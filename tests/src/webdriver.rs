@@ -285,6 +285,22 @@ impl Element {
             .ok_or_else(|| anyhow!("the element text is not a string: {value}"))
     }
 
+    /// A PNG of the element's box as painted (a sandboxed frame's pixels, which no script can
+    /// read), after the page's latest change.
+    pub async fn screenshot(&self) -> Result<Vec<u8>> {
+        self.session.wait_for_paint().await?;
+        let value = self
+            .session
+            .get(&format!("/element/{}/screenshot", self.id))
+            .await?;
+        let encoded = value
+            .as_str()
+            .ok_or_else(|| anyhow!("the element screenshot is not a string"))?;
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .context("cannot decode the element screenshot")
+    }
+
     /// The value of an attribute, if present (e.g. `aria-selected`).
     pub async fn attribute(&self, name: &str) -> Result<Option<String>> {
         let value = self

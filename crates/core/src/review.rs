@@ -275,6 +275,13 @@ pub async fn raw_source(store: &Store, item_id: i64) -> Result<String> {
     Ok(String::from_utf8_lossy(version.content.bytes()).into_owned())
 }
 
+/// The reveal rendering of one version (see `render::reveal`): every word, hiding styles
+/// removed, what only machines read inline and marked. A muster reply is its text.
+pub async fn reveal(store: &Store, item_id: i64, version: &str) -> Result<String> {
+    let version = store.version(item_id, version).await?;
+    Ok(crate::render::render_reveal(version.content.bytes()))
+}
+
 /// One attachment of the current version: its metadata, a safe preview, and its bytes.
 pub async fn attachment(
     store: &Store,

@@ -126,6 +126,8 @@ export const approveAllDisplayed = (ids: number[]) =>
 
 export const rejectReasons = () => call<string[]>("reject_reasons");
 export const rawSource = (id: number) => call<string>("raw_source", { id });
+/** The reveal rendering of one version: every word, nothing hidden, machine-only text marked. */
+export const reveal = (id: number, version: string) => call<string>("reveal", { id, version });
 /** A page of the record: decisions carried out or refused, newest first. */
 export const historyPage = (filter: HistoryFilter) =>
   call<HistoryEntry[]>("history_page", { filter });

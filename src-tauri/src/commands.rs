@@ -421,7 +421,11 @@ pub async fn raw_source(state: State<'_, AppState>, id: i64) -> Result<String, U
 
 /// The reveal rendering of version `version` of item `id`, for a sandboxed frame.
 #[tauri::command]
-pub async fn reveal(state: State<'_, AppState>, id: i64, version: String) -> Result<String, UiError> {
+pub async fn reveal(
+    state: State<'_, AppState>,
+    id: i64,
+    version: String,
+) -> Result<String, UiError> {
     Ok(review::reveal(state.store()?, id, &version).await?)
 }
 

@@ -21,29 +21,67 @@ fn html_reply(n: usize, html: &str) -> Vec<u8> {
 
 const WORDS: &str = "Wire the payment to account 4471 instead.";
 
-/// Opens item `id` and returns a PNG of its mail frame once the app has it on screen.
+/// The pixels inside the frame `selector` (its border left out), as painted now: scrolled into
+/// view, cut out of a window screenshot (WebKit paints frames into those; no script can read a
+/// sandboxed frame, and its element screenshot comes out blank).
+async fn frame_pixels(session: &Session, selector: &str) -> anyhow::Result<Vec<u8>> {
+    let rect = session
+        .execute(
+            "const f = document.querySelector(arguments[0]);
+             f.scrollIntoView({block: 'start'});
+             const r = f.getBoundingClientRect();
+             return [r.left, r.top, r.width, r.height, window.devicePixelRatio];",
+            vec![serde_json::json!(selector)],
+        )
+        .await?;
+    let number = |i: usize| rect[i].as_f64().unwrap_or(0.0);
+    let scale = number(4).max(1.0);
+    let png_bytes = session.screenshot().await?;
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = decoder.read_info()?;
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap_or(0)];
+    let info = reader.next_frame(&mut pixels)?;
+    let bytes_per_pixel =
+        info.color_type.samples() * usize::from((info.bit_depth as u8).max(8) / 8);
+    let width = info.width as usize;
+    let height = info.height as usize;
+    let edge = |v: f64| ((v * scale).round().max(0.0) as usize).min(width.max(height));
+    let (left, top) = (edge(number(0)) + 3, edge(number(1)) + 3);
+    let right = (edge(number(0) + number(2)).saturating_sub(3)).min(width);
+    let bottom = (edge(number(1) + number(3)).saturating_sub(3)).min(height);
+    anyhow::ensure!(
+        right > left && bottom > top,
+        "the frame {selector} is not on screen: {rect}"
+    );
+    let mut out = Vec::new();
+    for row in top..bottom {
+        let start = (row * width + left) * bytes_per_pixel;
+        let end = (row * width + right) * bytes_per_pixel;
+        out.extend_from_slice(&pixels[start..end]);
+    }
+    Ok(out)
+}
+
+/// Opens item `id` and returns the pixels of its mail frame once the app has it on screen.
 async fn mail_frame(session: &Session, id: i64) -> anyhow::Result<Vec<u8>> {
     open_item(session, id).await?;
     wait_detail(session, id).await?;
     // Approve is enabled once the frame of this version told the app it rendered.
     wait_approve(session, true).await?;
-    session.find("iframe.body").await?.screenshot().await
+    frame_pixels(session, "iframe.body").await
 }
 
-/// A PNG of the reveal frame of item `id`'s shown version, once it has loaded.
+/// The pixels of the reveal frame of item `id`'s shown version, once it has loaded.
 async fn reveal_frame(session: &Session, id: i64) -> anyhow::Result<Vec<u8>> {
     open_item(session, id).await?;
     wait_detail(session, id).await?;
     let version = shown_version(session)
         .await
         .ok_or_else(|| anyhow::anyhow!("no shown version"))?;
-    let frame = session
-        .wait_for(
-            &format!("[data-testid=reveal-frame][data-version='{version}'][data-rendered=true]"),
-            UI_TIMEOUT,
-        )
-        .await?;
-    frame.screenshot().await
+    let selector =
+        format!("[data-testid=reveal-frame][data-version='{version}'][data-rendered=true]");
+    session.wait_for(&selector, UI_TIMEOUT).await?;
+    frame_pixels(session, &selector).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,7 +95,10 @@ async fn hidden_words_are_absent_from_the_review_present_in_the_reveal_and_liste
     let account = fixture.connect_gmail().await.unwrap();
     let drafts = [
         // Hidden by an inline style: neither recipients nor the review show it.
-        html_reply(1, &format!("<p>Invoice attached.</p><p style=\"display:none\">{WORDS}</p>")),
+        html_reply(
+            1,
+            &format!("<p>Invoice attached.</p><p style=\"display:none\">{WORDS}</p>"),
+        ),
         // The same without the words.
         html_reply(2, "<p>Invoice attached.</p>"),
         // Hidden inline, shown to recipients by an !important rule: the review shows it too.
@@ -77,7 +118,6 @@ async fn hidden_words_are_absent_from_the_review_present_in_the_reveal_and_liste
     }
     let app = fixture.launch(&prerequisites).await.unwrap();
     let session = app.session();
-    wait_detail(session, ids[0]).await.or_log(&app);
     let (hidden, plain, unhidden) = (ids[0], ids[1], ids[2]);
 
     let review_hidden = mail_frame(session, hidden).await.or_log(&app);

@@ -300,40 +300,6 @@ impl TreeSink for Builder {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text_of(dom: &Dom) -> String {
-        let mut out = String::new();
-        let mut stack = vec![0];
-        while let Some(id) = stack.pop() {
-            if let NodeData::Text(t) = &dom.nodes[id].data {
-                out.push_str(t);
-            }
-            stack.extend(dom.nodes[id].children.iter().rev());
-        }
-        out
-    }
-
-    #[test]
-    fn misnested_markup_is_repaired_as_a_browser_does() {
-        let dom = Dom::parse("<p>a<b>b<p>c</b>d</p>");
-        assert_eq!(text_of(&dom), "abcd");
-        let p: Vec<NodeId> = (0..dom.nodes.len())
-            .filter(|&i| dom.tag(i) == Some("p"))
-            .collect();
-        assert_eq!(p.len(), 2);
-    }
-
-    #[test]
-    fn very_deep_nesting_parses_and_drops_without_recursion() {
-        let html = "<div>".repeat(10_000) + "deep";
-        let dom = Dom::parse(&html);
-        assert_eq!(text_of(&dom), "deep");
-    }
-}
-
 /// Elements with no end tag.
 const VOID: &[&str] = &[
     "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
@@ -446,5 +412,39 @@ impl Dom {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(dom: &Dom) -> String {
+        let mut out = String::new();
+        let mut stack = vec![0];
+        while let Some(id) = stack.pop() {
+            if let NodeData::Text(t) = &dom.nodes[id].data {
+                out.push_str(t);
+            }
+            stack.extend(dom.nodes[id].children.iter().rev());
+        }
+        out
+    }
+
+    #[test]
+    fn misnested_markup_is_repaired_as_a_browser_does() {
+        let dom = Dom::parse("<p>a<b>b<p>c</b>d</p>");
+        assert_eq!(text_of(&dom), "abcd");
+        let p: Vec<NodeId> = (0..dom.nodes.len())
+            .filter(|&i| dom.tag(i) == Some("p"))
+            .collect();
+        assert_eq!(p.len(), 2);
+    }
+
+    #[test]
+    fn very_deep_nesting_parses_and_drops_without_recursion() {
+        let html = "<div>".repeat(10_000) + "deep";
+        let dom = Dom::parse(&html);
+        assert_eq!(text_of(&dom), "deep");
     }
 }

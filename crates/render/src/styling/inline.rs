@@ -9,6 +9,9 @@ use crate::styling::media::DESKTOP_WIDTH;
 use crate::styling::selector::{self, Selector};
 use crate::styling::sheet::{Declaration, Sheet};
 
+/// (important, specificity, order): later in the attribute wins, as in the cascade.
+type Precedence = (bool, (usize, usize, usize), usize);
+
 /// Writes the rules of `sheet` that apply at desktop width into the elements of `dom`.
 pub(crate) fn inline_rules(dom: &mut Dom, sheet: &Sheet) {
     let rules: Vec<(selector::Complex, &[Declaration])> = sheet
@@ -31,8 +34,7 @@ pub(crate) fn inline_rules(dom: &mut Dom, sheet: &Sheet) {
         .filter(|&id| dom.tag(id).is_some())
         .collect();
     for id in elements {
-        // (important, specificity, order): later in the attribute wins, as in the cascade.
-        let mut matched: Vec<((bool, (usize, usize, usize), usize), &Declaration)> = Vec::new();
+        let mut matched: Vec<(Precedence, &Declaration)> = Vec::new();
         let mut order = 0;
         for (selector, declarations) in &rules {
             if selector.matches(dom, id) {

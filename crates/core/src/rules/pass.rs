@@ -348,13 +348,50 @@ async fn record_verdict(
     Ok(())
 }
 
-/// Midnight of the owner's day that `now` is in.
+/// Midnight of the owner's day that `now` is in (the machine's time zone is the owner's).
 fn start_of_day(now: DateTime<Utc>) -> DateTime<Utc> {
-    let local = now.with_timezone(&Local);
-    local
+    start_of_day_in(now, &Local)
+}
+
+/// Midnight of the day that `now` is in, in time zone `zone`.
+fn start_of_day_in<Z: chrono::TimeZone>(now: DateTime<Utc>, zone: &Z) -> DateTime<Utc> {
+    now.with_timezone(zone)
         .date_naive()
         .and_hms_opt(0, 0, 0)
-        .and_then(|midnight| midnight.and_local_timezone(Local).earliest())
+        .and_then(|midnight| midnight.and_local_timezone(zone.clone()).earliest())
         .map(|midnight| midnight.with_timezone(&Utc))
         .unwrap_or(now - chrono::Duration::days(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::start_of_day_in;
+    use chrono::{DateTime, FixedOffset, Utc};
+
+    fn at(rfc3339: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(rfc3339)
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    /// A daily cap counts the owner's day, not UTC's: in India (UTC+5:30) the day of
+    /// 20:00 UTC on 5 December began at 18:30 UTC; in New York (UTC-5) the day of 03:00 UTC on
+    /// 6 December began at 05:00 UTC on the 5th.
+    #[test]
+    fn the_owners_day_starts_at_their_own_midnight() {
+        let india = FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+        assert_eq!(
+            start_of_day_in(at("2026-12-05T20:00:00Z"), &india),
+            at("2026-12-05T18:30:00Z")
+        );
+        assert_eq!(
+            start_of_day_in(at("2026-12-05T18:29:59Z"), &india),
+            at("2026-12-04T18:30:00Z")
+        );
+        let new_york = FixedOffset::west_opt(5 * 3600).unwrap();
+        assert_eq!(
+            start_of_day_in(at("2026-12-06T03:00:00Z"), &new_york),
+            at("2026-12-05T05:00:00Z")
+        );
+    }
 }

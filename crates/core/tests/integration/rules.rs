@@ -1081,3 +1081,135 @@ async fn a_rule_decision_on_a_version_the_owner_took_back_is_refused_by_the_outb
         ItemState::Pending
     );
 }
+
+/// The owner's next midnight after `now`, in the machine's time zone (the owner's).
+fn next_local_midnight(now: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
+    use chrono::TimeZone;
+    let tomorrow = now.with_timezone(&chrono::Local).date_naive() + chrono::Days::new(1);
+    chrono::Local
+        .from_local_datetime(&tomorrow.and_hms_opt(0, 0, 0).unwrap())
+        .earliest()
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
+#[tokio::test]
+async fn a_daily_cap_holds_until_the_owners_midnight_and_then_decides_again() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    armed(
+        &env,
+        &RuleDefinition {
+            daily_cap: Some(1),
+            ..approve_within_example()
+        },
+    )
+    .await;
+    let first = file_and_sync(&env, &account, 1, &reply(1, "First.")).await;
+    let now = chrono::Utc::now();
+    let pass = pass::run(&env.store, now).await.unwrap();
+    assert_eq!(pass.decided.len(), 1, "the first draft is within the cap");
+    assert_eq!(pass.decided[0].0.item_id, first);
+
+    let second = file_and_sync(&env, &account, 2, &reply(2, "Second.")).await;
+    let midnight = next_local_midnight(now);
+    // One second before the owner's midnight: still today, still capped, and told when to
+    // look again.
+    let before = pass::run(&env.store, midnight - chrono::Duration::seconds(1))
+        .await
+        .unwrap();
+    assert!(before.decided.is_empty(), "{:?}", before.decided);
+    let evaluation = env
+        .store
+        .evaluations_for_item(second)
+        .await
+        .unwrap()
+        .into_iter()
+        .next_back()
+        .expect("the second draft was judged");
+    assert!(
+        evaluation
+            .held
+            .as_deref()
+            .is_some_and(|h| h.contains("daily cap of 1")),
+        "{evaluation:?}"
+    );
+    assert_eq!(evaluation.retry_at, Some(midnight));
+
+    // At the owner's midnight the day starts over.
+    let after = pass::run(&env.store, midnight).await.unwrap();
+    assert_eq!(after.decided.len(), 1, "the cap started over at midnight");
+    assert_eq!(after.decided[0].0.item_id, second);
+}
+
+/// Message `n` from a client outside the owner's domain, and a reply to it.
+fn client_thread(n: usize) -> (Vec<u8>, Vec<u8>) {
+    let parent = format!(
+        "From: Ana <ana@client.example.org>\r\nTo: owner@example.com\r\nSubject: Order {n}\r\n\
+         Message-ID: <client-{n}@client.example.org>\r\n\r\nPlease confirm.\r\n"
+    );
+    let reply = format!(
+        "From: Owner <owner@example.com>\r\nTo: Ana <ana@client.example.org>\r\n\
+         Subject: Re: Order {n}\r\nMessage-ID: <client-reply-{n}@agent.example>\r\n\
+         In-Reply-To: <client-{n}@client.example.org>\r\n\
+         References: <client-{n}@client.example.org>\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\nConfirmed.\r\n"
+    );
+    (parent.into_bytes(), reply.into_bytes())
+}
+
+#[tokio::test]
+async fn outside_the_organisation_holds_a_rule_unless_the_rule_itself_names_where_recipients_may_be(
+) {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    // One rule vets recipients (the client's domain), the other only looks at the subject.
+    armed(
+        &env,
+        &RuleDefinition {
+            name: "Client orders".into(),
+            conditions: Conditions {
+                recipients_within: vec!["client.example.org".into()],
+                subject_matches: Some("^Re: Order 1$".into()),
+                ..Conditions::default()
+            },
+            ..approve_within_example()
+        },
+    )
+    .await;
+    armed(
+        &env,
+        &RuleDefinition {
+            name: "Order 2 by subject".into(),
+            conditions: Conditions {
+                subject_matches: Some("^Re: Order 2$".into()),
+                ..Conditions::default()
+            },
+            ..approve_within_example()
+        },
+    )
+    .await;
+    let mut items = Vec::new();
+    for n in [1, 2] {
+        let (parent, reply) = client_thread(n);
+        let (_, thread) = env.gmail.add_inbox_message(&parent, None);
+        let draft = env.gmail.file_draft(&reply, Some(&thread));
+        sync(&env, &account).await;
+        items.push(item_for(&env, &draft.id).await.id);
+    }
+    let pass = pass::run(&env.store, chrono::Utc::now()).await.unwrap();
+    let decided: Vec<i64> = pass.decided.iter().map(|(d, _)| d.item_id).collect();
+    assert_eq!(decided, [items[0]], "only the vetting rule decides");
+    let held = env
+        .store
+        .evaluations_for_item(items[1])
+        .await
+        .unwrap()
+        .into_iter()
+        .next_back()
+        .and_then(|e| e.held)
+        .unwrap_or_default();
+    assert!(held.contains("outside your organisation"), "{held}");
+}

@@ -25,6 +25,7 @@ const COMMANDS: &[&str] = &[
     "approve_all_displayed",
     "raw_source",
     "reveal",
+    "approval_cautions",
     "history_page",
     "agent_figures",
     "left_message",

@@ -638,6 +638,16 @@ pub async fn add_rule(
     Ok(state.store()?.add_rule(&definition, ACTOR).await?)
 }
 
+/// What approving the version shown would ask to confirm, one sentence each: the
+/// "Approve anyway?" question lists them under the draft's subject.
+#[tauri::command]
+pub async fn approval_cautions(
+    state: State<'_, AppState>,
+    shown: Shown,
+) -> Result<Vec<String>, UiError> {
+    Ok(countersign_core::decide::approval_cautions(state.store()?, &shown, ACTOR).await?)
+}
+
 /// Arm a rule (it decides from now on) or put it back in shadow. The UI asks first, showing
 /// the rule's record; a rule with no record is armed only with `with_no_record` (core refuses
 /// it otherwise with `needs_confirmation`).

@@ -151,6 +151,7 @@ fn main() -> anyhow::Result<()> {
             commands::approve_all_displayed,
             commands::raw_source,
             commands::reveal,
+            commands::approval_cautions,
             commands::history_page,
             commands::agent_figures,
             commands::left_message,

@@ -61,6 +61,17 @@ pub enum Confirmation {
     DespiteCautions,
 }
 
+/// What approving `shown` would ask `actor` to confirm, one sentence each (empty: nothing):
+/// for the "Approve anyway?" question to list without the error sentence around them.
+pub async fn approval_cautions(store: &Store, shown: &Shown, actor: &str) -> Result<Vec<String>> {
+    let parts = store.parts_shown(shown, actor).await?;
+    let version = store.version(shown.id, &shown.version).await?;
+    if version.sha256 != shown.digest || parts.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(cautions(&version, &parts))
+}
+
 /// Approve the version the owner was shown, so that exactly those bytes are what is sent.
 ///
 /// Refused when `actor` was never shown that version ([`Error::NotShown`], audited), and, unless

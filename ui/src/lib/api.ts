@@ -100,6 +100,8 @@ export const displayed = (shown: Shown, part: ShownPart) =>
  * owner has not said "Approve anyway" (`anyway`). */
 export const approve = (shown: Shown, anyway = false) =>
   call<Decision>("approve", { shown, anyway });
+/** What approving the version on screen would ask to confirm, one sentence each. */
+export const approvalCautions = (shown: Shown) => call<string[]>("approval_cautions", { shown });
 /** Rejects the version on screen, with a reason. */
 export const reject = (shown: Shown, reason: string) =>
   call<Decision>("reject", { shown, reason });

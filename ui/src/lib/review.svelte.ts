@@ -63,7 +63,7 @@ export class Review {
   /** Which alternative of the body is on screen: the HTML (the mail frame) or the plain text. */
   #part = $state<ShownPart>("html");
   /** Core asked "Approve anyway?" for this version: its cautions, until the owner answers. */
-  #confirming = $state<{ shown: Shown; message: string } | null>(null);
+  #confirming = $state<{ shown: Shown; cautions: string[] } | null>(null);
 
   #id: number | null = null;
   #generation = 0;
@@ -206,7 +206,9 @@ export class Review {
     } catch (error) {
       const uiError = error as UiError;
       if (uiError.code === "needs_confirmation" && !anyway) {
-        this.#confirming = { shown: target, message: uiError.message };
+        // The question lists the cautions themselves, not the error sentence around them.
+        const cautions = await api.approvalCautions(target).catch(() => [uiError.message]);
+        this.#confirming = { shown: target, cautions: cautions.length > 0 ? cautions : [uiError.message] };
       } else {
         this.#confirming = null;
         this.#actionError = uiError;

@@ -172,6 +172,8 @@ describe("the Shown an approval sends", () => {
 
     expect(await review.approve(row(1))).toBe(false);
     expect(review.confirming?.shown).toEqual(shownOf(1, "m1-1"));
+    // The question lists the cautions, never the error sentence with the item's id.
+    expect(review.confirming?.cautions).toEqual(["It goes to an address never written to before."]);
 
     expect(await review.approveAnyway(row(1))).toBe(true);
     expect(shell.callsOf("approve").map((args) => [args.shown, args.anyway])).toEqual([

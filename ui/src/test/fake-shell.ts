@@ -179,6 +179,11 @@ export class FakeShell {
         return this.#displayed(args.shown as Shown, args.part as ShownPart);
       case "approve":
         return this.#approve(args.shown as Shown, args.anyway === true);
+      case "approval_cautions":
+        // decide::approval_cautions: the sentences themselves, without the error around them.
+        return this.withCautions.has((args.shown as Shown).id)
+          ? ["It goes to an address never written to before."]
+          : [];
       default:
         // What Tauri rejects an unknown command with: a plain string.
         throw `command ${command} not found`;
@@ -339,7 +344,10 @@ export class FakeShell {
       throw uiError("not_shown", `version ${shown.version} was never displayed: nothing was decided`);
     }
     if (this.withCautions.has(shown.id) && !anyway) {
-      throw uiError("needs_confirmation", "It goes to an address never written to before.");
+      throw uiError(
+        "needs_confirmation",
+        `cannot approve item ${shown.id} without your confirmation: It goes to an address never written to before.`,
+      );
     }
     const now = new Date().toISOString();
     this.items = this.items.map((row) => (row.id === shown.id ? { ...row, state: "queued" } : row));

@@ -47,6 +47,10 @@ pub enum FlagKind {
     HiddenText,
     /// The plain-text and HTML alternatives say different things.
     AlternativesDiffer,
+    /// Characters recipients do not see but programs read, or that reorder what is shown
+    /// (tag characters, bidi controls, zero-width characters, stray variation selectors), in
+    /// the body, the subject, a display name or an attachment name.
+    InvisibleCharacters,
 }
 
 /// One safety flag.
@@ -290,6 +294,7 @@ pub(crate) fn compute(
     }
 
     out.extend(super::hidden::flag(&view.hidden_text));
+    out.extend(super::unicode::flags(&view.invisible_characters));
     out.extend(
         view.alternatives_differ
             .as_ref()

@@ -13,12 +13,14 @@ mod repair;
 pub mod sanitize;
 pub mod sniff;
 pub mod text;
+pub mod unicode;
 pub mod view;
 
 pub use alternatives::AlternativesDifference;
 pub use diff::{diff_versions, DraftBytes, RenderedDraft, VersionDiff};
 pub use flags::{Flag, FlagKind};
 pub use hidden::HiddenPassage;
+pub use unicode::InvisibleCharacters;
 pub use view::parse_message;
 pub use view::{
     attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,

@@ -19,6 +19,8 @@ use super::repair;
 use super::sanitize;
 use super::sniff;
 use super::text;
+use super::unicode::{self, InvisibleCharacters};
+
 use attachments::{cid_images, collect_attachments};
 use body::{read_bodies, read_structure_warnings};
 use headers::{duplicate_singletons, read_headers};
@@ -281,6 +283,14 @@ pub struct ReviewView {
     /// Where the plain-text and HTML alternatives first say different things (only when the
     /// draft has both and neither was derived from the other).
     pub alternatives_differ: Option<AlternativesDifference>,
+    /// Characters recipients do not see but programs read (or that reorder what is shown),
+    /// by place; the renderings above show them as `⟨U+…⟩` markers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "ui-types",
+        ts(optional, as = "Option<Vec<InvisibleCharacters>>")
+    )]
+    pub invisible_characters: Vec<InvisibleCharacters>,
 }
 
 /// A preview of one attachment, for the review pane.
@@ -365,8 +375,13 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
     let mut duplicates = Vec::new();
     let repaired = repair::repair(raw);
     let raw = repaired.bytes.as_ref();
-    if !repaired.repairs.is_empty() {
-        let what: Vec<&str> = repaired.repairs.iter().map(|r| r.describe()).collect();
+    let what: Vec<&str> = repaired
+        .repairs
+        .iter()
+        .filter(|r| !r.is_silent())
+        .map(|r| r.describe())
+        .collect();
+    if !what.is_empty() {
         view.warnings.push(Warning {
             kind: WarningKind::Malformed,
             message: format!(
@@ -428,6 +443,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
     });
     view.is_reply = options.is_reply || options.parent.is_some() || looks_like_reply;
     view.answers = options.parent.clone();
+    unicode::check_headers(&mut view);
     view.flags = flags::compute(&view, options, &archives, &duplicates, true);
     view
 }
@@ -453,6 +469,13 @@ pub fn render_plain_text(
         answers: answers.cloned().or_else(|| options.parent.clone()),
         ..ReviewView::default()
     };
+    view.invisible_characters
+        .extend(unicode::check("the text body", &text));
+    view.text_body = unicode::mark_text(&text);
+    view.html_body = sanitize::wrap_document(
+        &unicode::mark_fragment(&fragment, unicode::has_rtl(&text)),
+        options.allow_remote_content,
+    );
     if let Some(id) = answers.and_then(|a| a.message_id.clone()) {
         view.in_reply_to = vec![id.clone()];
         view.references = vec![id];

@@ -5,8 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use mail_parser::{Message, MessagePart, MimeHeaders, PartType};
 
+use super::super::dom::Dom;
 use super::super::sanitize::{self, CidImage};
-use super::super::{alternatives, hidden, sniff, text};
+use super::super::{alternatives, hidden, sniff, text, unicode};
 use super::headers::{is_known_charset, printable};
 use super::{RenderOptions, ReviewView, Warning, WarningKind};
 
@@ -211,6 +212,7 @@ pub(super) fn read_bodies(
     let mut shown = None;
     let mut used_cids = HashSet::new();
     let mut html_visible = None;
+    let mut rtl = unicode::has_rtl(&text_source);
     let source_depth = sanitize::nesting_depth(&html_source);
     if source_depth > sanitize::MAX_PARSED_DEPTH {
         // Not parsed (see MAX_PARSED_DEPTH): its words, shown as text, with the warning.
@@ -219,6 +221,9 @@ pub(super) fn read_bodies(
     } else if !html_source.is_empty() {
         // Read before sanitizing: it drops the <style> rules recipients' programs apply.
         let reading = hidden::read_html(&html_source);
+        let dom = Dom::parse(&html_source);
+        view.invisible_characters.extend(unicode::scan_html(&dom));
+        rtl = unicode::has_rtl(&reading.visible_text);
         view.hidden_text = reading.passages;
         html_visible = Some(reading.visible_text);
         let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
@@ -259,8 +264,14 @@ pub(super) fn read_bodies(
         view.alternatives_differ = alternatives::compare(&view.text_body, &html_visible);
     }
     view.links = text::extract_links(&fragment);
+    if !view.text_derived && !view.text_body.is_empty() {
+        view.invisible_characters
+            .extend(unicode::check("the text body", &view.text_body));
+    }
+    // Markers last: they are the review's, and neither alternative has them.
+    view.text_body = unicode::mark_text(&view.text_body);
     view.html_body = sanitize::wrap_document(
-        shown.as_deref().unwrap_or(&fragment),
+        &unicode::mark_fragment(shown.as_deref().unwrap_or(&fragment), rtl),
         options.allow_remote_content,
     );
     used_cids

@@ -270,14 +270,10 @@ pub(crate) fn compute(
         if !seen_links.insert((link.text.clone(), link.href.clone())) {
             continue;
         }
-        let real = super::text::href_host(&link.href).unwrap_or_else(|| link.href.clone());
         out.push(Flag {
             kind: FlagKind::LinkTextMismatch,
             about: link.href.clone(),
-            explanation: format!(
-                "A link shows \u{201c}{}\u{201d} but opens {real}.",
-                link.text
-            ),
+            explanation: super::links::explain(&link.text, &link.href),
             recipients: Vec::new(),
         });
     }

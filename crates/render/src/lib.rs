@@ -9,6 +9,7 @@ pub mod diff;
 mod dom;
 pub mod flags;
 pub mod hidden;
+mod links;
 mod repair;
 pub mod sanitize;
 pub mod sniff;

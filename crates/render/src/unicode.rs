@@ -24,7 +24,7 @@ use super::flags::{Flag, FlagKind};
 use super::text::escape_html;
 
 pub(crate) use headers::check_headers;
-pub(crate) use html::scan_html;
+pub(crate) use html::{document_order, scan_html};
 
 /// Characters a recipient does not see (or that reorder what they see), found in one place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

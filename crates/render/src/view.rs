@@ -189,6 +189,9 @@ pub enum WarningKind {
     /// another, an encoded word or a second `@` where an address belongs, a group, a display
     /// name or comment that is an address…): the review lists every address any of them finds.
     AmbiguousAddress,
+    /// A subject or display name whose encoded words cannot be decoded (a broken encoding, or
+    /// bytes that are not text in the charset they name): it shows � or the raw `=?…?=`.
+    UndecodableHeader,
 }
 
 impl WarningKind {
@@ -209,7 +212,8 @@ impl WarningKind {
             | WarningKind::UnknownCharset
             | WarningKind::InvalidDate
             | WarningKind::BrokenHeader
-            | WarningKind::MissingInlineImage => false,
+            | WarningKind::MissingInlineImage
+            | WarningKind::UndecodableHeader => false,
         }
     }
 }

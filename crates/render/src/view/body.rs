@@ -7,7 +7,7 @@ use mail_parser::{Message, MessagePart, MimeHeaders, PartType};
 
 use super::super::dom::Dom;
 use super::super::sanitize::{self, CidImage};
-use super::super::{alternatives, hidden, sniff, text, unicode};
+use super::super::{alternatives, hidden, links, sniff, text, unicode};
 use super::headers::{is_known_charset, printable};
 use super::{RenderOptions, ReviewView, Warning, WarningKind};
 
@@ -213,6 +213,7 @@ pub(super) fn read_bodies(
     let mut used_cids = HashSet::new();
     let mut html_visible = None;
     let mut rtl = unicode::has_rtl(&text_source);
+    let mut unshown = Vec::new();
     let source_depth = sanitize::nesting_depth(&html_source);
     if source_depth > sanitize::MAX_PARSED_DEPTH {
         // Not parsed (see MAX_PARSED_DEPTH): its words, shown as text, with the warning.
@@ -223,6 +224,7 @@ pub(super) fn read_bodies(
         let reading = hidden::read_html(&html_source);
         let dom = Dom::parse(&html_source);
         view.invisible_characters.extend(unicode::scan_html(&dom));
+        unshown = links::unshown_links(&dom);
         rtl = unicode::has_rtl(&reading.visible_text);
         view.hidden_text = reading.passages;
         html_visible = Some(reading.visible_text);
@@ -264,6 +266,7 @@ pub(super) fn read_bodies(
         view.alternatives_differ = alternatives::compare(&view.text_body, &html_visible);
     }
     view.links = text::extract_links(&fragment);
+    view.links.extend(unshown);
     if !view.text_derived && !view.text_body.is_empty() {
         view.invisible_characters
             .extend(unicode::check("the text body", &view.text_body));

@@ -183,6 +183,22 @@ pub(crate) fn unshown_links(dom: &Dom) -> Vec<Link> {
     out
 }
 
+/// The alt texts and file names of the HTML's images: what a text part writes in their place.
+pub(crate) fn image_words(dom: &Dom) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in document_order(dom) {
+        if dom.tag(id) != Some("img") {
+            continue;
+        }
+        out.extend(dom.attr(id, "alt").map(str::to_owned));
+        if let Some(src) = dom.attr(id, "src") {
+            let name = src.split(['?', '#']).next().unwrap_or("");
+            out.extend(name.rsplit('/').next().map(str::to_owned));
+        }
+    }
+    out
+}
+
 fn text_of(dom: &Dom, id: usize) -> String {
     let mut out = String::new();
     let mut stack = vec![id];

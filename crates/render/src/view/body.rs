@@ -171,6 +171,27 @@ fn without_raw_text(html: &str) -> String {
     }
 }
 
+/// How the first plain-text part is wrapped (`format=flowed`, `delsp=yes`).
+fn text_wrapping(message: &Message<'_>) -> alternatives::Flowed {
+    let Some(ct) = message
+        .text_body
+        .first()
+        .and_then(|&id| message.parts.get(id as usize))
+        .and_then(|p| p.content_type())
+    else {
+        return alternatives::Flowed::Fixed;
+    };
+    let is = |name: &str, value: &str| {
+        ct.attribute(name)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
+    };
+    match (is("format", "flowed"), is("delsp", "yes")) {
+        (true, true) => alternatives::Flowed::DelSp,
+        (true, false) => alternatives::Flowed::Flowed,
+        _ => alternatives::Flowed::Fixed,
+    }
+}
+
 pub(super) fn read_bodies(
     message: &Message<'_>,
     cids: HashMap<String, CidImage>,
@@ -214,6 +235,7 @@ pub(super) fn read_bodies(
     let mut html_visible = None;
     let mut rtl = unicode::has_rtl(&text_source);
     let mut unshown = Vec::new();
+    let mut image_words = Vec::new();
     let source_depth = sanitize::nesting_depth(&html_source);
     if source_depth > sanitize::MAX_PARSED_DEPTH {
         // Not parsed (see MAX_PARSED_DEPTH): its words, shown as text, with the warning.
@@ -225,6 +247,13 @@ pub(super) fn read_bodies(
         let dom = Dom::parse(&html_source);
         view.invisible_characters.extend(unicode::scan_html(&dom));
         unshown = links::unshown_links(&dom);
+        image_words = links::image_words(&dom);
+        image_words.extend(
+            message
+                .attachments()
+                .filter_map(|p| p.attachment_name())
+                .map(str::to_owned),
+        );
         rtl = unicode::has_rtl(&reading.visible_text);
         view.hidden_text = reading.passages;
         html_visible = Some(reading.visible_text);
@@ -262,10 +291,16 @@ pub(super) fn read_bodies(
     }
     // Both alternatives were written: neither is this review's rendering of the other.
     let both_written = !view.text_derived && !view.text_body.is_empty();
-    if let Some(html_visible) = html_visible.filter(|_| both_written) {
-        view.alternatives_differ = alternatives::compare(&view.text_body, &html_visible);
-    }
     view.links = text::extract_links(&fragment);
+    if let Some(html_visible) = html_visible.filter(|_| both_written) {
+        let html = alternatives::HtmlSide {
+            visible: &html_visible,
+            hrefs: view.links.iter().map(|l| l.href.clone()).collect(),
+            image_words,
+        };
+        view.alternatives_differ =
+            alternatives::compare(&view.text_body, text_wrapping(message), &html);
+    }
     view.links.extend(unshown);
     if !view.text_derived && !view.text_body.is_empty() {
         view.invisible_characters

@@ -113,6 +113,20 @@ fn main() {
     // warning, so the panic messages are noise here.
     std::panic::set_hook(Box::new(|_| {}));
     let show = std::env::var("CORPUS_SHOW").ok();
+    let known_path = std::env::var("CORPUS_KNOWN").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scripts/corpus-known-different.txt"
+        )
+        .into()
+    });
+    let known: Vec<String> = fs::read_to_string(&known_path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split('\t').next().map(str::to_owned))
+        .collect();
+    let mut false_alarms: BTreeMap<&str, usize> = BTreeMap::new();
     let mut files = Vec::new();
     emls(Path::new(&dir), &mut files);
     let mut groups: BTreeMap<&str, Group> = BTreeMap::new();
@@ -132,6 +146,17 @@ fn main() {
             for f in view.flags.iter().filter(|f| &kind_name(f.kind) == show) {
                 println!("{}: {}", file.display(), f.explanation);
             }
+        }
+        let relative = file
+            .strip_prefix(&dir)
+            .unwrap_or(file)
+            .to_string_lossy()
+            .trim_start_matches('/')
+            .to_owned();
+        let differs = kinds.iter().any(|k| k == "alternatives_differ");
+        if two_part && differs && !known.contains(&relative) {
+            *false_alarms.entry(who).or_default() += 1;
+            *false_alarms.entry("all").or_default() += 1;
         }
         let mut names = vec!["all", who];
         if two_part {
@@ -153,6 +178,20 @@ fn main() {
         }
     }
     println!("{} messages under {dir}", files.len());
+    let two_part = |name: &str| groups.get(name).map_or(0, |g| g.messages);
+    for (who, group) in [
+        ("all", "two-part"),
+        ("mail programs", "two-part, mail programs"),
+        ("marketing tools", "two-part, marketing tools"),
+    ] {
+        let n = false_alarms.get(who).copied().unwrap_or(0);
+        println!(
+            "alternatives_differ false alarms ({group}; not in {}): {n} of {}  ({:.1} %)",
+            known_path.rsplit('/').next().unwrap_or(""),
+            two_part(group),
+            100.0 * n as f64 / two_part(group).max(1) as f64
+        );
+    }
     let kinds = [
         "alternatives_differ",
         "hidden_text",

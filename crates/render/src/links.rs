@@ -183,12 +183,30 @@ pub(crate) fn unshown_links(dom: &Dom) -> Vec<Link> {
     out
 }
 
-/// The alt texts and file names of the HTML's images: what a text part writes in their place.
+/// Every URL the draft's HTML links to or shows an image from: a text part may write any of
+/// them (Outlook writes image addresses in `<…>`).
+pub(crate) fn html_urls(dom: &Dom) -> Vec<String> {
+    document_order(dom)
+        .into_iter()
+        .filter_map(|id| match dom.tag(id) {
+            Some("a" | "area") => dom.attr(id, "href"),
+            Some("img") => dom.attr(id, "src"),
+            _ => None,
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The alt texts and file names of the HTML's images: what a text part writes in their place
+/// (and the word "image", as in Outlook's `[Image]`, when there is any).
 pub(crate) fn image_words(dom: &Dom) -> Vec<String> {
     let mut out = Vec::new();
     for id in document_order(dom) {
         if dom.tag(id) != Some("img") {
             continue;
+        }
+        if out.is_empty() {
+            out.push("image".to_owned());
         }
         out.extend(dom.attr(id, "alt").map(str::to_owned));
         if let Some(src) = dom.attr(id, "src") {

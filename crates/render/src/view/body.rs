@@ -236,6 +236,7 @@ pub(super) fn read_bodies(
     let mut rtl = unicode::has_rtl(&text_source);
     let mut unshown = Vec::new();
     let mut image_words = Vec::new();
+    let mut source_urls = Vec::new();
     let source_depth = sanitize::nesting_depth(&html_source);
     if source_depth > sanitize::MAX_PARSED_DEPTH {
         // Not parsed (see MAX_PARSED_DEPTH): its words, shown as text, with the warning.
@@ -248,6 +249,7 @@ pub(super) fn read_bodies(
         view.invisible_characters.extend(unicode::scan_html(&dom));
         unshown = links::unshown_links(&dom);
         image_words = links::image_words(&dom);
+        source_urls = links::html_urls(&dom);
         image_words.extend(
             message
                 .attachments()
@@ -295,7 +297,12 @@ pub(super) fn read_bodies(
     if let Some(html_visible) = html_visible.filter(|_| both_written) {
         let html = alternatives::HtmlSide {
             visible: &html_visible,
-            hrefs: view.links.iter().map(|l| l.href.clone()).collect(),
+            hrefs: view
+                .links
+                .iter()
+                .map(|l| l.href.clone())
+                .chain(source_urls)
+                .collect(),
             image_words,
         };
         view.alternatives_differ =

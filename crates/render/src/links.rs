@@ -49,11 +49,12 @@ pub(crate) fn host_warning(host: &str) -> Option<String> {
 fn shown_address(text: &str) -> Option<String> {
     let t = text
         .trim()
-        .trim_matches(|c| matches!(c, '<' | '>' | '(' | ')'));
+        .trim_matches(|c| matches!(c, '<' | '>' | '(' | ')' | '.' | ',' | ';' | ':'));
     let t = t.strip_prefix("mailto:").unwrap_or(t);
     let (local, domain) = t.split_once('@')?;
     let ok = !local.is_empty()
         && !t.contains(char::is_whitespace)
+        && !t.contains(['/', '?', '#'])
         && !domain.contains('@')
         && domain.contains('.');
     ok.then(|| normalize_dots(t).to_lowercase())
@@ -158,8 +159,13 @@ pub(crate) fn unshown_links(dom: &Dom) -> Vec<Link> {
                         .map_or(href.to_owned(), |u| u.to_string()),
                     None => href.to_owned(),
                 };
+                let alt = dom.attr(id, "alt").unwrap_or("").trim();
                 out.push(Link {
-                    text: dom.attr(id, "alt").unwrap_or("").trim().to_owned(),
+                    text: if alt.is_empty() {
+                        "[image-map area]".to_owned()
+                    } else {
+                        format!("[image-map area: {alt}]")
+                    },
                     href,
                     mismatch: true,
                 });
@@ -256,6 +262,11 @@ mod tests {
             "mailto:ana@example.com?bcc=eve@evil.example"
         ));
         assert!(misleads("ana@example.com", "https://evil.example"));
+        assert!(!misleads("ana@example.com.", "mailto:ana@example.com"));
+        assert!(!misleads(
+            "https://x.example/off?ana@example.com",
+            "https://x.example/off"
+        ));
     }
 
     #[test]

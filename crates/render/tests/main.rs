@@ -7,6 +7,8 @@ mod api;
 mod golden;
 mod hidden;
 mod large;
+mod misleading;
 mod remote;
 mod support;
+mod unicode;
 mod xss;

@@ -24,7 +24,10 @@ pub(crate) enum NodeData {
         attrs: Vec<Attribute>,
     },
     Text(String),
-    /// Comments, doctypes, processing instructions, template contents: never shown.
+    /// A comment: never shown, yet read by whatever reads the HTML (and by Outlook, when it
+    /// is a conditional comment).
+    Comment(String),
+    /// Doctypes, processing instructions, template contents: never shown.
     Other,
 }
 
@@ -38,6 +41,8 @@ pub(crate) struct Node {
 /// A parsed document; node 0 is the document itself.
 pub(crate) struct Dom {
     pub nodes: Vec<Node>,
+    /// `(template element, its detached contents)`: never shown, in the document all the same.
+    pub templates: Vec<(NodeId, NodeId)>,
 }
 
 impl Dom {
@@ -177,6 +182,12 @@ impl TreeSink for Builder {
     fn finish(self) -> Dom {
         Dom {
             nodes: self.nodes.into_inner(),
+            templates: self
+                .templates
+                .into_inner()
+                .into_iter()
+                .map(|(template, contents)| (template, contents.id))
+                .collect(),
         }
     }
 
@@ -199,8 +210,8 @@ impl TreeSink for Builder {
         handle
     }
 
-    fn create_comment(&self, _text: StrTendril) -> Handle {
-        self.push(NodeData::Other)
+    fn create_comment(&self, text: StrTendril) -> Handle {
+        self.push(NodeData::Comment(text.to_string()))
     }
 
     fn create_pi(&self, _target: StrTendril, _data: StrTendril) -> Handle {
@@ -320,5 +331,120 @@ mod tests {
         let html = "<div>".repeat(10_000) + "deep";
         let dom = Dom::parse(&html);
         assert_eq!(text_of(&dom), "deep");
+    }
+}
+
+/// Elements with no end tag.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+impl Dom {
+    /// Sets attribute `attr` (lower-case, no namespace) of element `id` to `value`.
+    pub fn set_attr(&mut self, id: NodeId, attr: &str, value: String) {
+        if let NodeData::Element { attrs, .. } = &mut self.nodes[id].data {
+            match attrs
+                .iter_mut()
+                .find(|a| a.name.ns == html5ever::ns!() && &*a.name.local == attr)
+            {
+                Some(a) => a.value = value.into(),
+                None => attrs.push(Attribute {
+                    name: QualName::new(None, html5ever::ns!(), LocalName::from(attr)),
+                    value: value.into(),
+                }),
+            }
+        }
+    }
+
+    /// The document as HTML again (for the sanitizer, which parses it anew). Comments and
+    /// template contents are left out; raw-text elements keep their text unescaped.
+    pub fn to_html(&self) -> String {
+        enum Step {
+            Open(NodeId),
+            Close(NodeId),
+        }
+        let escape = |s: &str, attribute: bool| {
+            let mut out = String::with_capacity(s.len());
+            for c in s.chars() {
+                match c {
+                    '&' => out.push_str("&amp;"),
+                    '\u{a0}' => out.push_str("&nbsp;"),
+                    '"' if attribute => out.push_str("&quot;"),
+                    '<' if !attribute => out.push_str("&lt;"),
+                    '>' if !attribute => out.push_str("&gt;"),
+                    c => out.push(c),
+                }
+            }
+            out
+        };
+        let mut out = String::new();
+        let mut stack: Vec<Step> = self.nodes[0]
+            .children
+            .iter()
+            .rev()
+            .map(|&c| Step::Open(c))
+            .collect();
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Close(id) => {
+                    if let Some(tag) = self.tag(id) {
+                        out.push_str("</");
+                        out.push_str(tag);
+                        out.push('>');
+                    }
+                }
+                Step::Open(id) => match &self.nodes[id].data {
+                    NodeData::Text(text) => {
+                        let raw =
+                            self.nodes[id]
+                                .parent
+                                .and_then(|p| self.tag(p))
+                                .is_some_and(|t| {
+                                    matches!(
+                                        t,
+                                        "style"
+                                            | "script"
+                                            | "xmp"
+                                            | "iframe"
+                                            | "noembed"
+                                            | "noframes"
+                                            | "plaintext"
+                                    )
+                                });
+                        if raw {
+                            out.push_str(text);
+                        } else {
+                            out.push_str(&escape(text, false));
+                        }
+                    }
+                    NodeData::Element { name, attrs } => {
+                        let tag = &*name.local;
+                        out.push('<');
+                        out.push_str(tag);
+                        for a in attrs {
+                            out.push(' ');
+                            if let Some(prefix) = &a.name.prefix {
+                                out.push_str(prefix);
+                                out.push(':');
+                            }
+                            out.push_str(&a.name.local);
+                            out.push_str("=\"");
+                            out.push_str(&escape(&a.value, true));
+                            out.push('"');
+                        }
+                        out.push('>');
+                        if !VOID.contains(&tag) {
+                            stack.push(Step::Close(id));
+                            stack.extend(
+                                self.nodes[id].children.iter().rev().map(|&c| Step::Open(c)),
+                            );
+                        }
+                    }
+                    _ => {}
+                },
+            }
+        }
+        out
     }
 }

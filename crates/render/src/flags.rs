@@ -47,6 +47,12 @@ pub enum FlagKind {
     HiddenText,
     /// The plain-text and HTML alternatives say different things.
     AlternativesDiffer,
+    /// The HTML uses styling whose effect on what recipients see Countersign cannot evaluate:
+    /// it may hide, reveal, move, cover or add words.
+    UnverifiableStyling,
+    /// Words only programs read — alt text, comments, Outlook-only branches, other
+    /// alternatives, nested messages — that the review does not show.
+    MachineText,
     /// Characters recipients do not see but programs read, or that reorder what is shown
     /// (tag characters, bidi controls, zero-width characters, stray variation selectors), in
     /// the body, the subject, a display name or an attachment name.
@@ -290,6 +296,8 @@ pub(crate) fn compute(
     }
 
     out.extend(super::hidden::flag(&view.hidden_text));
+    out.extend(super::styling::flag(&view.unverifiable_styling));
+    out.extend(super::machine::flag(&view.machine_text));
     out.extend(super::unicode::flags(&view.invisible_characters));
     out.extend(
         view.alternatives_differ

@@ -13,13 +13,18 @@
 //! recipients never see. The same walk yields the text a recipient sees, which the
 //! alternatives check compares with the plain-text part.
 
-mod css;
+pub(crate) mod css;
 
 use serde::{Deserialize, Serialize};
 
 use super::dom::{Dom, NodeData, NodeId};
 use super::flags::{Flag, FlagKind};
-use css::{Colour, Declaration, Rule};
+use crate::machine::{MachineReading, MachineText};
+use crate::styling::media::{DESKTOP_WIDTH, PHONE_WIDTH};
+use crate::styling::selector::{self, Complex, Selector};
+use crate::styling::sheet::{self, Declaration, Sheet};
+use crate::styling::{self as styling, UnverifiableStyle};
+use css::Colour;
 
 /// A passage of the HTML body that recipients' mail programs do not display.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +39,10 @@ pub struct HiddenPassage {
     /// The review shows these words (the sanitizer dropped what hides them), although
     /// recipients do not see them.
     pub shown_in_review: bool,
+    /// The other way round: recipients see these words (a `<style>` rule shows what an inline
+    /// style hides), and this review does not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_recipients_see: bool,
 }
 
 /// What reading the draft's HTML found.
@@ -43,12 +52,104 @@ pub(crate) struct HtmlReading {
     pub passages: Vec<HiddenPassage>,
     /// The text a recipient sees: blocks on their own lines, hidden text left out.
     pub visible_text: String,
+    /// Styling that could change what recipients see and that is not evaluated.
+    pub unverifiable: Vec<UnverifiableStyle>,
+    /// Texts programs read that the rendering does not show (alt, comments, …).
+    pub machine: Vec<MachineText>,
+    /// The HTML to sanitize for the review: the draft's own, with the `<style>` rules that apply
+    /// on a desktop written into `style` attributes; `None` when it has no rules.
+    pub review_html: Option<String>,
 }
 
-/// Reads `html` (a draft's HTML body, unsanitized).
+/// A `<style>` rule as the cascade uses it: one selector that can match.
+#[derive(Clone)]
+pub(crate) struct AppliedRule {
+    selector: Complex,
+    declarations: Vec<Declaration>,
+}
+
+/// The rules of `sheet` that apply on a screen `width` px wide.
+fn rules_at(sheet: &Sheet, width: f32) -> Vec<AppliedRule> {
+    let mut rules = Vec::new();
+    for rule in sheet.rules.iter().filter(|r| r.condition.applies_at(width)) {
+        for s in selector::parse_list(&rule.prelude) {
+            if let Selector::Static(selector) = s {
+                rules.push(AppliedRule {
+                    selector,
+                    declarations: rule.declarations.clone(),
+                });
+            }
+        }
+    }
+    rules
+}
+
+/// `text` with runs of whitespace made one space.
+fn squeeze(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Reads `html` (a draft's HTML body, unsanitized) as it shows on a desktop and on a phone.
 pub(crate) fn read_html(html: &str) -> HtmlReading {
     let dom = Dom::parse(html);
-    Reader::new(&dom).read()
+    let sheet = sheet::parse_sheet(&styling::style_text(&dom));
+    let unverifiable = styling::audit(&dom, &sheet);
+    let desktop = rules_at(&sheet, DESKTOP_WIDTH);
+    let phone = rules_at(&sheet, PHONE_WIDTH);
+    let narrow_differs = sheet
+        .rules
+        .iter()
+        .any(|r| r.condition.applies_at(DESKTOP_WIDTH) != r.condition.applies_at(PHONE_WIDTH));
+    let mut reading = Reader::new(&dom, desktop.clone(), desktop.clone()).read();
+    if narrow_differs {
+        // Text is hidden from recipients when no screen shows it: what a phone shows and a
+        // desktop hides (a mobile-only block) is seen, and so is the reverse. What recipients
+        // see and this review does not counts on either screen.
+        let on_phones = Reader::new(&dom, phone, desktop).read();
+        let phone_shows = squeeze(&on_phones.visible_text);
+        reading
+            .passages
+            .retain(|p| p.only_recipients_see || !phone_shows.contains(&squeeze(&p.text)));
+        for mut passage in on_phones.passages {
+            let known = reading.passages.iter().any(|p| p.text == passage.text);
+            if passage.only_recipients_see && !known {
+                passage.technique = format!("on narrow screens, {}", passage.technique);
+                reading.passages.push(passage);
+            }
+        }
+    }
+    reading.unverifiable = unverifiable;
+    // What only Outlook hides, every other program shows.
+    let mut shown = reading.visible_text.clone();
+    for p in reading
+        .passages
+        .iter()
+        .filter(|p| p.technique.contains("mso-hide"))
+    {
+        shown.push('\n');
+        shown.push_str(&p.text);
+    }
+    let mut machine = MachineReading::new(&shown);
+    machine.read_dom(&dom);
+    // A bulletproof button: the link hidden from Outlook (mso-hide) has its twin in the
+    // Outlook-only branch, so every recipient sees the words.
+    let outlook_words: String = machine
+        .found
+        .iter()
+        .filter(|m| m.source == crate::machine::OUTLOOK_BRANCH)
+        .map(|m| m.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    reading.passages.retain(|p| {
+        !(p.technique.contains("mso-hide") && squeeze(&outlook_words).contains(&squeeze(&p.text)))
+    });
+    reading.machine = machine.found;
+    if !sheet.rules.is_empty() {
+        let mut review = dom;
+        styling::inline::inline_rules(&mut review, &sheet);
+        reading.review_html = Some(review.to_html());
+    }
+    reading
 }
 
 /// The `hidden_text` flag for these passages, if any.
@@ -151,6 +252,8 @@ struct Inherited {
     background: Option<(Colour, Origin)>,
     /// A background image is painted under the text: its colour cannot be judged.
     background_image: bool,
+    /// The product of the opacities set on the way down.
+    opacity: f32,
     /// The font size (px) and where it was set; `None`: the default size.
     font_size: Option<(f32, Origin)>,
 }
@@ -210,12 +313,16 @@ fn is_block(tag: &str) -> bool {
 struct Open {
     technique: String,
     shown_in_review: bool,
+    only_recipients_see: bool,
     text: String,
 }
 
 struct Reader<'d> {
     dom: &'d Dom,
-    rules: Vec<Rule>,
+    /// The rules recipients' programs apply on this screen.
+    rules: Vec<AppliedRule>,
+    /// The rules the review applies (written into `style` attributes): a desktop's.
+    review_rules: Vec<AppliedRule>,
     passages: Vec<HiddenPassage>,
     open: Option<Open>,
     visible: String,
@@ -226,21 +333,11 @@ struct Reader<'d> {
 }
 
 impl<'d> Reader<'d> {
-    fn new(dom: &'d Dom) -> Self {
-        let mut css = String::new();
-        for id in 0..dom.nodes.len() {
-            if dom.tag(id) == Some("style") {
-                for &c in &dom.nodes[id].children {
-                    if let NodeData::Text(t) = &dom.nodes[c].data {
-                        css.push_str(t);
-                        css.push('\n');
-                    }
-                }
-            }
-        }
+    fn new(dom: &'d Dom, rules: Vec<AppliedRule>, review_rules: Vec<AppliedRule>) -> Self {
         Reader {
             dom,
-            rules: css::parse_stylesheet(&css),
+            rules,
+            review_rules,
             passages: Vec::new(),
             open: None,
             visible: String::new(),
@@ -256,9 +353,13 @@ impl<'d> Reader<'d> {
             Enter(NodeId, usize),
             Leave(bool),
         }
+        let page = Inherited {
+            opacity: 1.0,
+            ..Inherited::default()
+        };
         let mut frames: Vec<Frame> = vec![Frame {
-            recipient: Inherited::default(),
-            review: Inherited::default(),
+            recipient: page.clone(),
+            review: page,
         }];
         let mut stack: Vec<Step> = dom.nodes[0]
             .children
@@ -325,6 +426,9 @@ impl<'d> Reader<'d> {
         HtmlReading {
             passages: self.passages,
             visible_text: visible,
+            unverifiable: Vec::new(),
+            machine: Vec::new(),
+            review_html: None,
         }
     }
 
@@ -370,13 +474,16 @@ impl<'d> Reader<'d> {
                 };
                 let shown_in_review = review.is_none();
                 let same = self.open.as_ref().is_some_and(|o| {
-                    o.technique == technique && o.shown_in_review == shown_in_review
+                    o.technique == technique
+                        && o.shown_in_review == shown_in_review
+                        && !o.only_recipients_see
                 });
                 if !same {
                     self.close();
                     self.open = Some(Open {
                         technique,
                         shown_in_review,
+                        only_recipients_see: false,
                         text: String::new(),
                     });
                 }
@@ -387,6 +494,35 @@ impl<'d> Reader<'d> {
                     open.text.push_str(text);
                 }
                 self.pending_break = false;
+            }
+            None if review.is_some() && has_words(text) => {
+                // Shown to recipients by a <style> rule over what this review hides.
+                let technique = format!(
+                    "hidden here by {}, shown to recipients by a <style> rule",
+                    review.unwrap_or_default()
+                );
+                let same = self
+                    .open
+                    .as_ref()
+                    .is_some_and(|o| o.technique == technique && o.only_recipients_see);
+                if !same {
+                    self.close();
+                    self.open = Some(Open {
+                        technique,
+                        shown_in_review: false,
+                        only_recipients_see: true,
+                        text: String::new(),
+                    });
+                }
+                if let Some(open) = &mut self.open {
+                    open.text.push(' ');
+                    open.text.push_str(text);
+                }
+                if self.pending_break {
+                    self.visible.push('\n');
+                    self.pending_break = false;
+                }
+                self.visible.push_str(text);
             }
             None => {
                 if self.pending_break {
@@ -417,6 +553,7 @@ impl<'d> Reader<'d> {
                     text,
                     technique: open.technique,
                     shown_in_review: open.shown_in_review,
+                    only_recipients_see: open.only_recipients_see,
                 });
             }
         }
@@ -425,7 +562,7 @@ impl<'d> Reader<'d> {
     /// The style element `id` passes down in `world`, given its parent's.
     fn inherit(&self, id: NodeId, tag: &str, parent: &Inherited, world: World) -> Inherited {
         let mut style = parent.clone();
-        let declared = self.declarations(id, tag, world);
+        let declared = self.declarations(id, world);
         let get = |property: &str| find(&declared, property);
         if tag == "a" {
             style.in_link = true;
@@ -436,9 +573,23 @@ impl<'d> Reader<'d> {
                 style.colour = Some((c, Origin::Attribute));
             }
         }
-        if let Some((d, o)) = get("color") {
-            if let Some(c) = css::parse_colour(&d.value) {
-                style.colour = Some((c, o.clone()));
+        // <body text="…">: the page's text colour, as old mail programs write it.
+        if tag == "body" {
+            if let Some(c) = self.dom.attr(id, "text").and_then(css::parse_colour) {
+                style.colour = Some((c, Origin::Attribute));
+            }
+        }
+        // WebKit and Blink paint letters with -webkit-text-fill-color over `color`.
+        for property in ["color", "-webkit-text-fill-color"] {
+            if let Some((d, o)) = get(property) {
+                if let Some(c) = css::parse_colour(&d.value) {
+                    style.colour = Some((c, o.clone()));
+                }
+            }
+        }
+        if let Some((d, _)) = get("opacity") {
+            if let Some(opacity) = css::opacity(&d.value) {
+                style.opacity *= opacity;
             }
         }
         if let Some(attr) = self.dom.attr(id, "bgcolor") {
@@ -455,13 +606,22 @@ impl<'d> Reader<'d> {
         }
         for property in ["background", "background-color"] {
             if let Some((d, o)) = get(property) {
-                if let Some(c) = css::background_colour(&d.value).filter(|c| c.alpha > 0.5) {
+                let value = d.value.to_ascii_lowercase();
+                let colour = if value.split_whitespace().any(|w| w == "currentcolor") {
+                    // The text's own colour: whatever is written on it is invisible.
+                    Some(style.colour.as_ref().map_or(Colour::BLACK, |(c, _)| *c))
+                } else {
+                    css::background_colour(&d.value)
+                };
+                if let Some(c) = colour.filter(|c| c.alpha > 0.5) {
                     style.background = Some((c, o.clone()));
                 }
             }
         }
         if get("background-image").is_some_and(|(d, _)| d.value.contains("url("))
-            || get("background").is_some_and(|(d, _)| d.value.contains("url("))
+            || get("background").is_some_and(|(d, _)| {
+                d.value.contains("url(") && css::gradient_colours(&d.value).is_none()
+            })
         {
             style.background_image = true;
         }
@@ -494,6 +654,10 @@ impl<'d> Reader<'d> {
         let value = |property: &str| {
             find(declared, property).map(|(d, o)| (d.value.to_ascii_lowercase(), o))
         };
+        // Mail programs run no script, so they show <noscript>; the review's sanitizer drops it.
+        if world == World::Review && self.dom.tag(id) == Some("noscript") {
+            return Some("<noscript>, which this review leaves out".into());
+        }
         // A `display` set by CSS overrides the attribute, as in browsers.
         if world == World::Recipient
             && self.dom.attr(id, "hidden").is_some()
@@ -583,46 +747,38 @@ impl<'d> Reader<'d> {
     }
 
     /// The declarations that win for element `id` in `world`, one per property.
-    fn declarations(&self, id: NodeId, tag: &str, world: World) -> Vec<(Declaration, Origin)> {
+    fn declarations(&self, id: NodeId, world: World) -> Vec<(Declaration, Origin)> {
         // (important, inline, specificity, order) decides, as in the CSS cascade.
         let mut candidates: Vec<(Precedence, Declaration, Origin)> = Vec::new();
         let mut order = 0;
-        if world == World::Recipient && !self.rules.is_empty() {
-            let element_id = self.dom.attr(id, "id");
-            let classes: Vec<&str> = self
-                .dom
-                .attr(id, "class")
-                .map(|c| c.split_whitespace().collect())
-                .unwrap_or_default();
-            for rule in &self.rules {
-                if rule.selector.matches(tag, element_id, &classes) {
-                    for d in &rule.declarations {
-                        order += 1;
-                        candidates.push((
-                            (d.important, false, rule.selector.specificity(), order),
-                            d.clone(),
-                            Origin::Rule(rule.selector.text.clone()),
-                        ));
+        let rules = match world {
+            World::Recipient => &self.rules,
+            World::Review => &self.review_rules,
+        };
+        for rule in rules {
+            if rule.selector.matches(self.dom, id) {
+                for d in &rule.declarations {
+                    // The sanitizer drops a declaration written with escapes.
+                    if world == World::Review && d.raw.contains('\\') {
+                        continue;
                     }
+                    order += 1;
+                    candidates.push((
+                        (d.important, false, rule.selector.specificity(), order),
+                        d.clone(),
+                        Origin::Rule(rule.selector.text.clone()),
+                    ));
                 }
             }
         }
         if let Some(inline) = self.dom.attr(id, "style") {
-            let declarations = match world {
-                // Browsers read past comments inside a declaration…
-                World::Recipient => css::parse_declarations(&css::strip_comments(inline)),
-                // …which the sanitizer drops whole, along with escapes.
-                World::Review => css::parse_declarations(inline)
-                    .into_iter()
-                    .filter(|d| {
-                        !(d.value.contains("/*")
-                            || d.property.contains("/*")
-                            || d.value.contains('\\')
-                            || d.property.contains('\\'))
-                    })
-                    .collect(),
-            };
+            let declarations = sheet::parse_inline(inline);
             for d in declarations {
+                // Browsers read past comments and escapes inside a declaration, which the
+                // review's sanitizer drops whole.
+                if world == World::Review && (d.raw.contains("/*") || d.raw.contains('\\')) {
+                    continue;
+                }
                 order += 1;
                 candidates.push(((d.important, true, (0, 0, 0), order), d, Origin::Inline));
             }
@@ -653,8 +809,15 @@ fn text_hiding(style: &Inherited) -> Option<String> {
         None if style.in_link => (Colour::LINK_BLUE, None),
         None => (Colour::BLACK, None),
     };
+    let colour = Colour {
+        alpha: colour.alpha * style.opacity,
+        ..colour
+    };
     if colour.alpha <= 0.05 {
-        return Some(named("transparent text", colour_origin?));
+        return Some(named(
+            "transparent text",
+            colour_origin.unwrap_or(&Origin::Inline),
+        ));
     }
     if style.background_image {
         return None;
@@ -663,6 +826,8 @@ fn text_hiding(style: &Inherited) -> Option<String> {
         Some((c, o)) => (*c, Some(o)),
         None => (Colour::WHITE, None),
     };
+    // A translucent colour is seen mixed with what is under it.
+    let colour = colour.over(background);
     if colour.contrast(background) < 1.2 {
         let name = if colour.luminance() > 0.98 && background.luminance() > 0.98 {
             "white on white".to_owned()
@@ -680,7 +845,8 @@ fn text_hiding(style: &Inherited) -> Option<String> {
             .flatten()
             .find(|o| matches!(o, Origin::Rule(_)))
             .or(colour_origin)
-            .or(background_origin)?;
+            .or(background_origin)
+            .unwrap_or(&Origin::Inline);
         return Some(named(&name, origin));
     }
     None
@@ -777,9 +943,10 @@ mod tests {
             "{css}<p>a</p><p class=x style=\"display:block\">b</p>"
         ))
         .is_empty());
+        // The review applies the rule too (written into the style attribute): hidden there.
         assert_eq!(
             hidden("<style>.x{display:none!important}</style><p>a</p><p class=x style=\"display:block\">b</p>"),
-            [("b".to_owned(), true)]
+            [("b".to_owned(), false)]
         );
     }
 

@@ -15,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use super::alternatives::AlternativesDifference;
 use super::flags::{self, ArchiveListing, Flag};
 use super::hidden::HiddenPassage;
+use super::machine::MachineText;
 use super::repair;
 use super::sanitize;
 use super::sniff;
+use super::styling::UnverifiableStyle;
 use super::text;
 use super::unicode::{self, InvisibleCharacters};
 
@@ -287,13 +289,16 @@ pub struct ReviewView {
     /// Where the plain-text and HTML alternatives first say different things (only when the
     /// draft has both and neither was derived from the other).
     pub alternatives_differ: Option<AlternativesDifference>,
+    /// Styling of the HTML that could change what recipients see and that Countersign cannot
+    /// evaluate (see `styling`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unverifiable_styling: Vec<UnverifiableStyle>,
+    /// Every text a program could read that the rendering does not show (see `machine`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_text: Vec<MachineText>,
     /// Characters recipients do not see but programs read (or that reorder what is shown),
     /// by place; the renderings above show them as `⟨U+…⟩` markers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(
-        feature = "ui-types",
-        ts(optional, as = "Option<Vec<InvisibleCharacters>>")
-    )]
     pub invisible_characters: Vec<InvisibleCharacters>,
 }
 

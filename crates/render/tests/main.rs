@@ -4,6 +4,7 @@
 mod addresses;
 mod alternatives;
 mod api;
+mod deny;
 mod golden;
 mod hidden;
 mod large;

@@ -1,59 +1,8 @@
-//! Just enough CSS to tell whether mail text is displayed: declarations, `<style>` rules with
-//! simple selectors, colours and lengths.
-//!
-//! Only what applies to every recipient is read: rules inside `@media` and other at-rules are
-//! skipped (they show or hide per screen), as are selectors with combinators, attributes or
-//! pseudo-classes. What is skipped can only miss hidden text, never invent it.
-
-/// One `property: value` pair.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Declaration {
-    /// Lower-case property name.
-    pub property: String,
-    /// The value, `!important` removed, trimmed.
-    pub value: String,
-    pub important: bool,
-}
-
-/// A compound selector: `span`, `.x`, `#y`, `td.a.b`, `*`.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Selector {
-    pub tag: Option<String>,
-    pub id: Option<String>,
-    pub classes: Vec<String>,
-    /// The selector as written, for naming the rule.
-    pub text: String,
-}
-
-impl Selector {
-    /// CSS specificity as (ids, classes, tags).
-    pub fn specificity(&self) -> (usize, usize, usize) {
-        (
-            usize::from(self.id.is_some()),
-            self.classes.len(),
-            usize::from(self.tag.is_some()),
-        )
-    }
-
-    /// Whether an element with this tag, id and class list matches.
-    pub fn matches(&self, tag: &str, id: Option<&str>, classes: &[&str]) -> bool {
-        self.tag
-            .as_deref()
-            .is_none_or(|t| t.eq_ignore_ascii_case(tag))
-            && self.id.as_deref().is_none_or(|want| id == Some(want))
-            && self.classes.iter().all(|c| classes.contains(&c.as_str()))
-    }
-}
-
-/// One style rule: a selector (a selector list becomes several rules) and its declarations.
-#[derive(Debug, Clone)]
-pub(super) struct Rule {
-    pub selector: Selector,
-    pub declarations: Vec<Declaration>,
-}
+//! CSS values the hidden-text reader evaluates: colours (every notation, gradients averaged),
+//! opacities and lengths. Sheets and selectors are read by `crate::styling`.
 
 /// Removes `/* … */` comments (an unclosed one runs to the end, as in browsers).
-pub(super) fn strip_comments(css: &str) -> String {
+pub(crate) fn strip_comments(css: &str) -> String {
     let mut out = String::with_capacity(css.len());
     let mut rest = css;
     while let Some(start) = rest.find("/*") {
@@ -68,128 +17,9 @@ pub(super) fn strip_comments(css: &str) -> String {
     out
 }
 
-/// The declarations of a declaration block or `style` attribute, in order.
-pub(super) fn parse_declarations(block: &str) -> Vec<Declaration> {
-    block
-        .split(';')
-        .filter_map(|d| {
-            let (property, value) = d.split_once(':')?;
-            let property = property.trim().to_ascii_lowercase();
-            let mut value = value.trim();
-            let mut important = false;
-            if let Some(bang) = value.rfind('!') {
-                if value[bang + 1..].trim().eq_ignore_ascii_case("important") {
-                    important = true;
-                    value = value[..bang].trim_end();
-                }
-            }
-            (!property.is_empty() && !value.is_empty()).then(|| Declaration {
-                property,
-                value: value.to_owned(),
-                important,
-            })
-        })
-        .collect()
-}
-
-/// The rules of a style sheet that apply on every screen, in order.
-pub(super) fn parse_stylesheet(css: &str) -> Vec<Rule> {
-    let css = strip_comments(css).replace("<!--", " ").replace("-->", " ");
-    let mut rules = Vec::new();
-    let mut rest = css.as_str();
-    while let Some(open) = rest.find('{') {
-        let prelude = rest[..open].trim();
-        // Find the matching close brace (at-rules nest blocks).
-        let mut depth = 0usize;
-        let mut close = rest.len();
-        for (i, c) in rest[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = open + i;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let block = &rest[open + 1..close];
-        // A statement at-rule before the block (`@import url(x);`) ends at its semicolon.
-        let prelude = prelude.rsplit(';').next().unwrap_or("").trim();
-        if !prelude.starts_with('@') {
-            let declarations = parse_declarations(block);
-            for text in prelude.split(',') {
-                if let Some(selector) = parse_selector(text.trim()) {
-                    rules.push(Rule {
-                        selector,
-                        declarations: declarations.clone(),
-                    });
-                }
-            }
-        }
-        rest = rest.get(close + 1..).unwrap_or("");
-    }
-    rules
-}
-
-fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '-' || c == '_'
-}
-
-/// A compound selector, or `None` for anything more complex.
-fn parse_selector(text: &str) -> Option<Selector> {
-    if text.is_empty() {
-        return None;
-    }
-    let mut selector = Selector {
-        tag: None,
-        id: None,
-        classes: Vec::new(),
-        text: text.to_owned(),
-    };
-    let mut chars = text.char_indices().peekable();
-    let mut first = true;
-    while let Some((at, c)) = chars.next() {
-        let kind = match c {
-            '.' | '#' => c,
-            '*' if first => {
-                first = false;
-                continue;
-            }
-            c if first && is_name_char(c) => 't',
-            _ => return None,
-        };
-        first = false;
-        let start = if kind == 't' { at } else { at + 1 };
-        let mut end = start;
-        while let Some(&(i, c)) = chars.peek() {
-            if !is_name_char(c) {
-                break;
-            }
-            end = i + c.len_utf8();
-            chars.next();
-        }
-        if kind == 't' {
-            end = end.max(at + c.len_utf8());
-        }
-        let name = &text[start..end];
-        if name.is_empty() {
-            return None;
-        }
-        match kind {
-            '.' => selector.classes.push(name.to_owned()),
-            '#' => selector.id = Some(name.to_owned()),
-            _ => selector.tag = Some(name.to_ascii_lowercase()),
-        }
-    }
-    Some(selector)
-}
-
 /// An sRGB colour with alpha in 0..=1.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Colour {
+pub(crate) struct Colour {
     pub r: u8,
     pub g: u8,
     pub b: u8,
@@ -230,44 +60,28 @@ impl Colour {
         (a.max(b) + 0.05) / (a.min(b) + 0.05)
     }
 
+    /// This colour painted with its alpha over an opaque `under`.
+    pub fn over(self, under: Colour) -> Colour {
+        let a = self.alpha.clamp(0.0, 1.0);
+        let mix = |top: u8, bottom: u8| {
+            (f32::from(top) * a + f32::from(bottom) * (1.0 - a)).round() as u8
+        };
+        Colour {
+            r: mix(self.r, under.r),
+            g: mix(self.g, under.g),
+            b: mix(self.b, under.b),
+            alpha: 1.0,
+        }
+    }
+
     /// `#rrggbb`.
     pub fn hex(self) -> String {
         format!("#{:02x}{:02x}{:02x}", self.r, self.g, self.b)
     }
 }
 
-const NAMED: &[(&str, (u8, u8, u8))] = &[
-    ("white", (255, 255, 255)),
-    ("black", (0, 0, 0)),
-    ("snow", (255, 250, 250)),
-    ("ivory", (255, 255, 240)),
-    ("ghostwhite", (248, 248, 255)),
-    ("whitesmoke", (245, 245, 245)),
-    ("floralwhite", (255, 250, 240)),
-    ("azure", (240, 255, 255)),
-    ("mintcream", (245, 255, 250)),
-    ("seashell", (255, 245, 238)),
-    ("linen", (250, 240, 230)),
-    ("aliceblue", (240, 248, 255)),
-    ("lightyellow", (255, 255, 224)),
-    ("beige", (245, 245, 220)),
-    ("gainsboro", (220, 220, 220)),
-    ("lightgray", (211, 211, 211)),
-    ("lightgrey", (211, 211, 211)),
-    ("silver", (192, 192, 192)),
-    ("gray", (128, 128, 128)),
-    ("grey", (128, 128, 128)),
-    ("red", (255, 0, 0)),
-    ("green", (0, 128, 0)),
-    ("blue", (0, 0, 255)),
-    ("navy", (0, 0, 128)),
-    ("yellow", (255, 255, 0)),
-    ("orange", (255, 165, 0)),
-    ("purple", (128, 0, 128)),
-];
-
 /// Reads a CSS colour value (or an HTML `color`/`bgcolor` attribute); `None` when unknown.
-pub(super) fn parse_colour(value: &str) -> Option<Colour> {
+pub(crate) fn parse_colour(value: &str) -> Option<Colour> {
     let v = value.trim().to_ascii_lowercase();
     if v == "transparent" {
         return Some(Colour {
@@ -275,8 +89,13 @@ pub(super) fn parse_colour(value: &str) -> Option<Colour> {
             ..Colour::BLACK
         });
     }
-    if let Some(&(_, (r, g, b))) = NAMED.iter().find(|(name, _)| *name == v) {
+    // Every CSS named colour (cssparser's table), system colours excepted: those are the
+    // recipient's own theme, which the review cannot know.
+    if let Ok((r, g, b)) = cssparser::color::parse_named_color(&v) {
         return Some(Colour::rgb(r, g, b));
+    }
+    if let Some(hsl) = parse_hsl(&v) {
+        return Some(hsl);
     }
     if let Some(hex) = v.strip_prefix('#') {
         let digit = |i: usize| u8::from_str_radix(hex.get(i..=i)?, 16).ok();
@@ -333,15 +152,127 @@ pub(super) fn parse_colour(value: &str) -> Option<Colour> {
     })
 }
 
-/// The colour in a `background` shorthand, if it names one.
-pub(super) fn background_colour(value: &str) -> Option<Colour> {
+/// The colour a `background` shorthand paints text on: a gradient's colours averaged (it is
+/// drawn over the colour), else the colour it names.
+pub(crate) fn background_colour(value: &str) -> Option<Colour> {
+    if let Some(stops) = gradient_colours(value) {
+        return average(&stops);
+    }
     // rgb(…) holds spaces: try the whole value first, then each word.
     parse_colour(value).or_else(|| value.split_whitespace().find_map(parse_colour))
 }
 
+/// The colour stops of the first gradient in `value`, when every one is readable.
+pub(crate) fn gradient_colours(value: &str) -> Option<Vec<Colour>> {
+    let lower = value.to_ascii_lowercase();
+    let at = lower.find("gradient(")?;
+    let args = &lower[at + "gradient(".len()..];
+    // The arguments up to the matching parenthesis, split at top-level commas.
+    let mut depth = 0usize;
+    let mut parts = vec![String::new()];
+    for c in args.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => break,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(last) = parts.last_mut() {
+            last.push(c);
+        }
+    }
+    let mut stops = Vec::new();
+    for part in &parts {
+        let part = part.trim();
+        // The direction or shape (`to right`, `45deg`, `circle at center`) is no colour.
+        if part.starts_with("to ")
+            || part.ends_with("deg")
+            || part.ends_with("turn")
+            || part.ends_with("rad")
+            || part.starts_with("circle")
+            || part.starts_with("ellipse")
+            || part.starts_with("at ")
+            || part.starts_with("from ")
+        {
+            continue;
+        }
+        // A stop is a colour and optional positions: the colour may hold spaces (`rgb(0 0 0)`).
+        let colour = parse_colour(part).or_else(|| {
+            let end = part.rfind(')').map_or_else(
+                || part.split_whitespace().next().map_or(0, str::len),
+                |p| p + 1,
+            );
+            parse_colour(&part[..end])
+        })?;
+        stops.push(colour);
+    }
+    (!stops.is_empty()).then_some(stops)
+}
+
+fn average(colours: &[Colour]) -> Option<Colour> {
+    let n = colours.len() as f32;
+    let mean = |f: fn(&Colour) -> f32| colours.iter().map(f).sum::<f32>() / n;
+    (!colours.is_empty()).then(|| Colour {
+        r: mean(|c| f32::from(c.r)).round() as u8,
+        g: mean(|c| f32::from(c.g)).round() as u8,
+        b: mean(|c| f32::from(c.b)).round() as u8,
+        alpha: mean(|c| c.alpha),
+    })
+}
+
+/// `hsl()` / `hsla()` with commas or spaces, hue in degrees (unit optional).
+fn parse_hsl(v: &str) -> Option<Colour> {
+    let args = v
+        .strip_prefix("hsla(")
+        .or_else(|| v.strip_prefix("hsl("))?
+        .strip_suffix(')')?;
+    let parts: Vec<&str> = args
+        .split(|c: char| c == ',' || c == '/' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let hue: f32 = parts.first()?.trim_end_matches("deg").parse().ok()?;
+    let percent =
+        |p: &str| -> Option<f32> { Some(p.strip_suffix('%')?.parse::<f32>().ok()? / 100.0) };
+    let (s, l) = (
+        percent(parts.get(1)?)?.clamp(0.0, 1.0),
+        percent(parts.get(2)?)?.clamp(0.0, 1.0),
+    );
+    let alpha = match parts.get(3) {
+        Some(a) => opacity(a)?,
+        None => 1.0,
+    };
+    // CSS Color 4, section 7.1: hsl to sRGB.
+    let f = |n: f32| {
+        let k = (n + hue.rem_euclid(360.0) / 30.0) % 12.0;
+        let a = s * l.min(1.0 - l);
+        l - a * (k - 3.0).min(9.0 - k).clamp(-1.0, 1.0)
+    };
+    let byte = |x: f32| (x * 255.0).round().clamp(0.0, 255.0) as u8;
+    Some(Colour {
+        r: byte(f(0.0)),
+        g: byte(f(8.0)),
+        b: byte(f(4.0)),
+        alpha,
+    })
+}
+
+/// An opacity or alpha: `0.3`, `30%`.
+pub(crate) fn opacity(v: &str) -> Option<f32> {
+    let v = v.trim();
+    let value = match v.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f32>().ok()? / 100.0,
+        None => v.parse::<f32>().ok()?,
+    };
+    Some(value.clamp(0.0, 1.0))
+}
+
 /// A length in CSS pixels: `Some(px)` for absolute lengths and for any zero; `None` for
 /// relative non-zero lengths and anything unreadable.
-pub(super) fn length_px(value: &str) -> Option<f32> {
+pub(crate) fn length_px(value: &str) -> Option<f32> {
     let v = value.trim().to_ascii_lowercase();
     let split = v
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
@@ -368,21 +299,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rules_with_simple_selectors_are_read_and_media_blocks_skipped() {
-        let rules = parse_stylesheet(
-            "/* x */ .a, span#b.c { display: none !important }\n\
-             @media (max-width: 600px) { .m { display:none } }\n\
-             div p { display:none } a:hover { color: red }",
-        );
-        let texts: Vec<&str> = rules.iter().map(|r| r.selector.text.as_str()).collect();
-        assert_eq!(texts, [".a", "span#b.c"]);
-        assert!(rules[0].declarations[0].important);
-        assert!(rules[1].selector.matches("SPAN", Some("b"), &["c", "d"]));
-        assert!(!rules[1].selector.matches("span", Some("b"), &["d"]));
-        assert_eq!(rules[1].selector.specificity(), (1, 1, 1));
-    }
-
-    #[test]
     fn colours_read_in_every_common_notation() {
         assert_eq!(parse_colour("#FFF"), Some(Colour::WHITE));
         assert_eq!(
@@ -398,6 +314,24 @@ mod tests {
             Some(Colour::WHITE)
         );
         assert!(Colour::WHITE.contrast(Colour::BLACK) > 20.0);
+        assert_eq!(parse_colour("hsl(0, 0%, 100%)"), Some(Colour::WHITE));
+        assert_eq!(
+            parse_colour("hsl(0deg 0% 0% / 0)").map(|c| c.alpha),
+            Some(0.0)
+        );
+        assert_eq!(
+            parse_colour("darkslategray").map(Colour::hex).as_deref(),
+            Some("#2f4f4f")
+        );
+        assert_eq!(parse_colour("Canvas"), None);
+        assert_eq!(
+            background_colour("linear-gradient(to right, #fff 0%, #ffffff 100%)"),
+            Some(Colour::WHITE)
+        );
+        assert_eq!(
+            background_colour("#ff0000 linear-gradient(#000, #000)"),
+            Some(Colour::BLACK)
+        );
     }
 
     #[test]

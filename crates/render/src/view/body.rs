@@ -6,6 +6,8 @@ use std::collections::{HashMap, HashSet};
 use mail_parser::{Message, MessagePart, MimeHeaders, PartType};
 
 use super::super::dom::Dom;
+use crate::machine::MachineReading;
+
 use super::super::sanitize::{self, CidImage};
 use super::super::{alternatives, hidden, links, sniff, text, unicode};
 use super::headers::{is_known_charset, printable};
@@ -258,8 +260,11 @@ pub(super) fn read_bodies(
         );
         rtl = unicode::has_rtl(&reading.visible_text);
         view.hidden_text = reading.passages;
+        view.unverifiable_styling = reading.unverifiable;
+        view.machine_text = reading.machine;
         html_visible = Some(reading.visible_text);
-        let clean = sanitize::sanitize_html(&html_source, cids, options.allow_remote_content);
+        let review_html = reading.review_html.as_deref().unwrap_or(&html_source);
+        let clean = sanitize::sanitize_html(review_html, cids, options.allow_remote_content);
         view.remote_content.blocked_count = clean.blocked_count;
         view.remote_content.urls = clean.remote_urls;
         used_cids = clean.used_cids.into_iter().collect();
@@ -293,6 +298,12 @@ pub(super) fn read_bodies(
     }
     // Both alternatives were written: neither is this review's rendering of the other.
     let both_written = !view.text_derived && !view.text_body.is_empty();
+    let shown_text = html_visible
+        .clone()
+        .unwrap_or_else(|| view.text_body.clone());
+    let mut machine = MachineReading::new(&shown_text);
+    machine.read_parts(message);
+    view.machine_text.extend(machine.found);
     view.links = text::extract_links(&fragment);
     if let Some(html_visible) = html_visible.filter(|_| both_written) {
         let html = alternatives::HtmlSide {

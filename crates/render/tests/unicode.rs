@@ -264,6 +264,8 @@ pub const QUIET: &[&str] = &[
     "alternatives_differ",
     "undecodable_header",
     "hidden_text",
+    "unverifiable_styling",
+    "machine_text",
 ];
 
 fn look_alikes() -> Vec<(&'static str, Vec<u8>)> {

@@ -140,6 +140,12 @@ fn main() {
             "mail programs"
         };
         let mut kinds: Vec<String> = view.flags.iter().map(|f| kind_name(f.kind)).collect();
+        if kinds
+            .iter()
+            .any(|k| k == "hidden_text" || k == "unverifiable_styling")
+        {
+            kinds.push("hidden_text or unverifiable_styling".into());
+        }
         kinds.sort();
         kinds.dedup();
         if let Some(show) = &show {
@@ -196,6 +202,7 @@ fn main() {
         "alternatives_differ",
         "hidden_text",
         "unverifiable_styling",
+        "hidden_text or unverifiable_styling",
         "invisible_characters",
         "link_text_mismatch",
     ];
@@ -208,7 +215,7 @@ fn main() {
             .map(|k| k.to_string())
             .filter(|k| !g.flagged.contains_key(k))
         {
-            println!("  {k:<30} {:>5}  {:>5.1} %", 0, 0.0);
+            println!("  {k:<36} {:>5}  {:>5.1} %", 0, 0.0);
         }
         for k in all {
             let n = g.flagged[k];

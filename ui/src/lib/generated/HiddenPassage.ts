@@ -17,4 +17,9 @@ technique: string,
  * The review shows these words (the sanitizer dropped what hides them), although
  * recipients do not see them.
  */
-shownInReview: boolean, };
+shownInReview: boolean, 
+/**
+ * The other way round: recipients see these words (a `<style>` rule shows what an inline
+ * style hides), and this review does not.
+ */
+onlyRecipientsSee?: boolean, };

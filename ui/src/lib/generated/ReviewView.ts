@@ -4,9 +4,12 @@ import type { AlternativesDifference } from "./AlternativesDifference";
 import type { AttachmentMeta } from "./AttachmentMeta";
 import type { Flag } from "./Flag";
 import type { HiddenPassage } from "./HiddenPassage";
+import type { InvisibleCharacters } from "./InvisibleCharacters";
 import type { Link } from "./Link";
+import type { MachineText } from "./MachineText";
 import type { ParentMessage } from "./ParentMessage";
 import type { RemoteContent } from "./RemoteContent";
+import type { UnverifiableStyle } from "./UnverifiableStyle";
 import type { Warning } from "./Warning";
 
 /**
@@ -115,4 +118,18 @@ hiddenText: Array<HiddenPassage>,
  * Where the plain-text and HTML alternatives first say different things (only when the
  * draft has both and neither was derived from the other).
  */
-alternativesDiffer: AlternativesDifference | null, };
+alternativesDiffer: AlternativesDifference | null, 
+/**
+ * Styling of the HTML that could change what recipients see and that Countersign cannot
+ * evaluate (see `styling`).
+ */
+unverifiableStyling?: Array<UnverifiableStyle>, 
+/**
+ * Every text a program could read that the rendering does not show (see `machine`).
+ */
+machineText?: Array<MachineText>, 
+/**
+ * Characters recipients do not see but programs read (or that reorder what is shown),
+ * by place; the renderings above show them as `⟨U+…⟩` markers.
+ */
+invisibleCharacters?: Array<InvisibleCharacters>, };

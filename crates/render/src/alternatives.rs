@@ -45,19 +45,19 @@ pub(crate) struct HtmlSide<'a> {
 
 /// How the plain-text part is wrapped (RFC 3676).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Flowed {
+pub(crate) enum Wrapping {
     #[default]
     Fixed,
     /// `format=flowed`: a line ending in a space continues on the next.
     Flowed,
     /// `format=flowed; delsp=yes`: that space is not part of the text either.
-    DelSp,
+    FlowedDelSp,
 }
 
 /// Compares the plain-text part with the HTML's visible text; `None` when they agree.
 pub(crate) fn compare(
     text_part: &str,
-    flowed: Flowed,
+    flowed: Wrapping,
     html: &HtmlSide<'_>,
 ) -> Option<AlternativesDifference> {
     let text_part = unflow(text_part, flowed);
@@ -168,8 +168,8 @@ fn without_references(text: &str) -> String {
 /// Joins the soft line breaks of a `format=flowed` text (RFC 3676 section 4): a line ending
 /// in a space continues on the next, without that space when `delsp=yes`. Space-stuffing
 /// and the signature separator are respected.
-fn unflow(text: &str, flowed: Flowed) -> String {
-    if flowed == Flowed::Fixed {
+fn unflow(text: &str, flowed: Wrapping) -> String {
+    if flowed == Wrapping::Fixed {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len());
@@ -177,7 +177,7 @@ fn unflow(text: &str, flowed: Flowed) -> String {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let line = line.strip_prefix(' ').unwrap_or(line);
         if line.ends_with(' ') && line != "-- " {
-            let kept = if flowed == Flowed::DelSp {
+            let kept = if flowed == Wrapping::FlowedDelSp {
                 &line[..line.len() - 1]
             } else {
                 line
@@ -361,7 +361,7 @@ mod tests {
     ) -> Option<AlternativesDifference> {
         super::compare(
             text,
-            Flowed::Fixed,
+            Wrapping::Fixed,
             &HtmlSide {
                 visible: html,
                 hrefs: hrefs.iter().map(|h| h.to_string()).collect(),
@@ -422,7 +422,7 @@ mod tests {
     fn flowed_delsp_references_and_typography_do_not_count() {
         let flowed = super::compare(
             "Die Zusammen \r\narbeit l\u{e4}uft.  \r\nSee the report[1].\r\n\r\n[1] https://x.example/r\r\n",
-            Flowed::DelSp,
+            Wrapping::FlowedDelSp,
             &HtmlSide {
                 visible: "Die Zusammen\u{ad}arbeit l\u{e4}uft. See the \u{201c}report\u{201d}.",
                 hrefs: vec!["https://x.example/r".into()],

@@ -68,11 +68,10 @@ fn attacks() -> Vec<(&'static str, Vec<u8>, &'static str, &'static str)> {
         ),
         (
             "a homoglyph host in a plain-text body",
-            format!(
-                "From: owen@example.com\r\nTo: ana@example.com\r\nSubject: x\r\n\
-                 Content-Type: text/plain; charset=utf-8\r\n\r\nLog in at https://p\u{430}ypal.com/login\r\n"
-            )
-            .into_bytes(),
+            "From: owen@example.com\r\nTo: ana@example.com\r\nSubject: x\r\n\
+             Content-Type: text/plain; charset=utf-8\r\n\r\nLog in at https://p\u{430}ypal.com/login\r\n"
+                .as_bytes()
+                .to_vec(),
             "link_text_mismatch",
             "mixes letters",
         ),

@@ -174,23 +174,23 @@ fn without_raw_text(html: &str) -> String {
 }
 
 /// How the first plain-text part is wrapped (`format=flowed`, `delsp=yes`).
-fn text_wrapping(message: &Message<'_>) -> alternatives::Flowed {
+fn text_wrapping(message: &Message<'_>) -> alternatives::Wrapping {
     let Some(ct) = message
         .text_body
         .first()
         .and_then(|&id| message.parts.get(id as usize))
         .and_then(|p| p.content_type())
     else {
-        return alternatives::Flowed::Fixed;
+        return alternatives::Wrapping::Fixed;
     };
     let is = |name: &str, value: &str| {
         ct.attribute(name)
             .is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
     };
     match (is("format", "flowed"), is("delsp", "yes")) {
-        (true, true) => alternatives::Flowed::DelSp,
-        (true, false) => alternatives::Flowed::Flowed,
-        _ => alternatives::Flowed::Fixed,
+        (true, true) => alternatives::Wrapping::FlowedDelSp,
+        (true, false) => alternatives::Wrapping::Flowed,
+        _ => alternatives::Wrapping::Fixed,
     }
 }
 

@@ -363,7 +363,13 @@ fn mark_run(escaped: &str, rtl: bool, out: &mut String) {
     }
     let text = super::text::decode_entities(escaped);
     let chars: Vec<char> = text.chars().collect();
-    for (c, bad) in chars.iter().zip(suspicious(&chars, rtl)) {
+    let flagged = suspicious(&chars, rtl);
+    if !flagged.contains(&true) {
+        // Ordinary soft hyphens, joiners, selectors: the run stays exactly as serialized.
+        out.push_str(escaped);
+        return;
+    }
+    for (c, bad) in chars.iter().zip(flagged) {
         if bad {
             out.push_str(&format!(
                 "<mark title=\"{}: not shown to recipients; marked by the review\">{}</mark>",
@@ -448,6 +454,12 @@ mod tests {
             flagged("x \u{200b}\u{200c}\u{200b}\u{200d} y"),
             ['\u{200b}', '\u{200c}', '\u{200d}']
         );
+    }
+
+    #[test]
+    fn ordinary_characters_leave_the_fragment_as_serialized() {
+        let html = "<p title=\"a\">Zusammen\u{ad}arbeit &amp; \"so\"</p>";
+        assert_eq!(mark_fragment(html, false), html);
     }
 
     #[test]

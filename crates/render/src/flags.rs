@@ -34,7 +34,8 @@ pub enum FlagKind {
     RiskyAttachment,
     /// An attachment whose bytes are not what its name or declared type says.
     AttachmentTypeMismatch,
-    /// Link text showing one URL while the link opens another.
+    /// Link text showing one URL or address while the link opens another, a link to a
+    /// look-alike host, or a link the review cannot show (`<base href>`, image-map areas).
     LinkTextMismatch,
     /// A reply that will not thread: no In-Reply-To and no References.
     ReplyWithoutThreading,

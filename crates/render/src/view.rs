@@ -152,7 +152,9 @@ pub struct Link {
     pub text: String,
     /// Where the link goes.
     pub href: String,
-    /// The text shows a URL on another host than `href`.
+    /// The link misleads: its text shows another host or address than `href` opens, `href`
+    /// is a look-alike host, or the review cannot show the link (a `<base href>` target, an
+    /// image-map area). See `render::links`.
     pub mismatch: bool,
 }
 

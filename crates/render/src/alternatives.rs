@@ -61,8 +61,10 @@ pub(crate) fn compare(
     html: &HtmlSide<'_>,
 ) -> Option<AlternativesDifference> {
     let text_part = unflow(text_part, flowed);
-    let text = words(&without_references(&open_placeholders(&text_part)));
-    let html_words = words(html.visible);
+    let text = words(&without_separators(&without_references(
+        &open_placeholders(&text_part),
+    )));
+    let html_words = words(&without_separators(html.visible));
     let pictures: HashSet<String> = html
         .image_words
         .iter()
@@ -83,11 +85,18 @@ pub(crate) fn compare(
             .iter()
             .all(|w| pictures.contains(w) || urls.contains(w))
     };
+    // The same letters spaced otherwise ("nord-occidentale" against an HTML source line break
+    // read as "nord-o ccidentale"); not for digits, where a space splits an amount.
+    let respaced = |old: std::ops::Range<usize>, new: std::ops::Range<usize>| {
+        let (a, b) = (text.keys[old].concat(), html_words.keys[new].concat());
+        a == b && !a.chars().any(|c| c.is_ascii_digit())
+    };
     let first = ops.iter().find(|op| {
         let (tag, old, new) = op.as_tag_tuple();
         tag != similar::DiffTag::Equal
-            && !(accepted(old, &text.keys, &html_urls)
-                && accepted(new, &html_words.keys, &text_urls))
+            && !(accepted(old.clone(), &text.keys, &html_urls)
+                && accepted(new.clone(), &html_words.keys, &text_urls))
+            && !respaced(old, new)
     })?;
     let (_, old, new) = first.as_tag_tuple();
     Some(AlternativesDifference {
@@ -163,6 +172,22 @@ fn without_references(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Removes the "----- Original Message -----" and "---------- Forwarded message ---------"
+/// lines mail programs write in the text part where the HTML draws a rule.
+fn without_separators(text: &str) -> String {
+    text.lines()
+        .filter(|line| {
+            let words = line
+                .trim()
+                .trim_matches(|c: char| c == '-' || c.is_whitespace())
+                .to_ascii_lowercase();
+            let dashed = line.trim_start().starts_with("--");
+            !(dashed && matches!(words.as_str(), "original message" | "forwarded message"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Joins the soft line breaks of a `format=flowed` text (RFC 3676 section 4): a line ending
@@ -338,7 +363,8 @@ fn words(text: &str) -> Words {
             w = &raw[at..at + 1 + w.len()];
         }
         for part in split_image_names(w) {
-            out.keys.push(part.to_lowercase());
+            // An apostrophe a charset could not carry comes out as '?': "all?attività".
+            out.keys.push(part.to_lowercase().replace(['\'', '?'], ""));
             out.shown.push(part);
         }
     }

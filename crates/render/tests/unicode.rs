@@ -5,7 +5,7 @@
 //! Kinds are compared by their serialized names ("invisible_characters"), so the same table
 //! runs against a renderer that lacks a kind: there every attack fails.
 
-use countersign_render::{render_message, RenderOptions, ReviewView};
+use countersign_render::{render_message, render_plain_text, RenderOptions, ReviewView};
 
 use crate::support::html_draft;
 
@@ -229,6 +229,21 @@ fn invisible_characters_are_visible_markers_in_both_renderings() {
     );
     // The markers are the review's: the two parts still agree.
     assert_eq!(view.alternatives_differ, None);
+}
+
+#[test]
+fn a_muster_draft_with_tag_characters_is_flagged_and_marked() {
+    let view = render_plain_text(
+        "Sure, see you then.\u{e0053}\u{e0045}\u{e004e}\u{e0044}",
+        None,
+        &RenderOptions::default(),
+    );
+    let flagged = raised(&view)
+        .iter()
+        .any(|(k, text)| k == "invisible_characters" && text.contains("tag characters (\u{d7}4)"));
+    assert!(flagged, "{:?}", raised(&view));
+    assert!(view.text_body.ends_with("then.\u{27e8}U+E0053\u{27e9}\u{27e8}U+E0045\u{27e9}\u{27e8}U+E004E\u{27e9}\u{27e8}U+E0044\u{27e9}"));
+    assert!(view.html_body.contains("\u{27e8}U+E0053\u{27e9}</mark>"));
 }
 
 #[test]

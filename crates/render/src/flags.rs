@@ -34,7 +34,8 @@ pub enum FlagKind {
     RiskyAttachment,
     /// An attachment whose bytes are not what its name or declared type says.
     AttachmentTypeMismatch,
-    /// Link text showing one URL while the link opens another.
+    /// Link text showing one URL or address while the link opens another, a link to a
+    /// look-alike host, or a link the review cannot show (`<base href>`, image-map areas).
     LinkTextMismatch,
     /// A reply that will not thread: no In-Reply-To and no References.
     ReplyWithoutThreading,
@@ -53,6 +54,10 @@ pub enum FlagKind {
     /// Words only programs read — alt text, comments, Outlook-only branches, other
     /// alternatives, nested messages — that the review does not show.
     MachineText,
+    /// Characters recipients do not see but programs read, or that reorder what is shown
+    /// (tag characters, bidi controls, zero-width characters, stray variation selectors), in
+    /// the body, the subject, a display name or an attachment name.
+    InvisibleCharacters,
 }
 
 /// One safety flag.
@@ -272,14 +277,10 @@ pub(crate) fn compute(
         if !seen_links.insert((link.text.clone(), link.href.clone())) {
             continue;
         }
-        let real = super::text::href_host(&link.href).unwrap_or_else(|| link.href.clone());
         out.push(Flag {
             kind: FlagKind::LinkTextMismatch,
             about: link.href.clone(),
-            explanation: format!(
-                "A link shows \u{201c}{}\u{201d} but opens {real}.",
-                link.text
-            ),
+            explanation: super::links::explain(&link.text, &link.href),
             recipients: Vec::new(),
         });
     }
@@ -298,6 +299,7 @@ pub(crate) fn compute(
     out.extend(super::hidden::flag(&view.hidden_text));
     out.extend(super::styling::flag(&view.unverifiable_styling));
     out.extend(super::machine::flag(&view.machine_text));
+    out.extend(super::unicode::flags(&view.invisible_characters));
     out.extend(
         view.alternatives_differ
             .as_ref()

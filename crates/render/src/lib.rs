@@ -9,6 +9,7 @@ pub mod diff;
 mod dom;
 pub mod flags;
 pub mod hidden;
+mod links;
 mod machine;
 mod repair;
 pub mod reveal;
@@ -16,6 +17,7 @@ pub mod sanitize;
 pub mod sniff;
 mod styling;
 pub mod text;
+pub mod unicode;
 pub mod view;
 
 pub use alternatives::AlternativesDifference;
@@ -25,6 +27,7 @@ pub use hidden::HiddenPassage;
 pub use machine::MachineText;
 pub use reveal::render_reveal;
 pub use styling::UnverifiableStyle;
+pub use unicode::InvisibleCharacters;
 pub use view::parse_message;
 pub use view::{
     attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,

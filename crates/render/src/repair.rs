@@ -32,6 +32,10 @@ pub(crate) enum Repair {
     FoldedParameterValue,
     FoldedEncodedWord,
     UnclosedInnerMultipart,
+    /// Adjacent encoded words of a subject or address header joined before decoding, so a
+    /// character split across two of them reads whole (as mail programs show it). Common in
+    /// real mail and read alike everywhere: no warning.
+    JoinedHeaderWords,
 }
 
 impl Repair {
@@ -52,7 +56,13 @@ impl Repair {
             Repair::UnclosedInnerMultipart => {
                 "a nested part never closes before the part around it continues"
             }
+            Repair::JoinedHeaderWords => "",
         }
+    }
+
+    /// The repair is how every mail program reads the message: not worth a warning.
+    pub(crate) fn is_silent(self) -> bool {
+        self == Repair::JoinedHeaderWords
     }
 }
 
@@ -212,12 +222,21 @@ fn flush_field(field: &mut Vec<u8>, out: &mut Vec<u8>, repairs: &mut BTreeSet<Re
             }
         }
         out.extend_from_slice(&fixed);
+    } else if DECODED_HEADERS.contains(&name.as_str()) {
+        let joined = join_encoded_words(field, &mut BTreeSet::new());
+        if joined != *field {
+            repairs.insert(Repair::JoinedHeaderWords);
+        }
+        out.extend_from_slice(&joined);
     } else {
         out.extend_from_slice(field);
     }
     field.clear();
     declared
 }
+
+/// Headers whose encoded words the review decodes and shows (subject and display names).
+const DECODED_HEADERS: &[&str] = &["subject", "from", "to", "cc", "bcc", "reply-to", "sender"];
 
 /// Removes the folds mail programs ignore in a parameter value: right after `=` and inside an
 /// encoded word; then joins adjacent encoded words (see [`join_encoded_words`]).

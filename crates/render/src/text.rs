@@ -222,7 +222,7 @@ pub fn shown_host(text: &str) -> Option<String> {
     if t.is_empty() || t.contains(char::is_whitespace) {
         return None;
     }
-    let lower = t.to_lowercase();
+    let lower = super::links::normalize_dots(t).to_lowercase();
     let candidate = if lower.contains("://") {
         lower
     } else if lower.starts_with("www.") || looks_like_domain(&lower) {
@@ -261,10 +261,7 @@ pub fn href_host(href: &str) -> Option<String> {
 
 /// True when the text shows a URL whose host is not the one the link opens.
 pub fn link_mismatch(text: &str, href: &str) -> bool {
-    match shown_host(text) {
-        Some(shown) => href_host(href).is_none_or(|real| real != shown),
-        None => false,
-    }
+    super::links::misleads(text, href)
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@ use super::sanitize;
 use super::sniff;
 use super::styling::UnverifiableStyle;
 use super::text;
+use super::unicode::{self, InvisibleCharacters};
+
 use attachments::{cid_images, collect_attachments};
 use body::{read_bodies, read_structure_warnings};
 use headers::{duplicate_singletons, read_headers};
@@ -150,7 +152,9 @@ pub struct Link {
     pub text: String,
     /// Where the link goes.
     pub href: String,
-    /// The text shows a URL on another host than `href`.
+    /// The link misleads: its text shows another host or address than `href` opens, `href`
+    /// is a look-alike host, or the review cannot show the link (a `<base href>` target, an
+    /// image-map area). See `render::links`.
     pub mismatch: bool,
 }
 
@@ -189,6 +193,9 @@ pub enum WarningKind {
     /// another, an encoded word or a second `@` where an address belongs, a group, a display
     /// name or comment that is an address…): the review lists every address any of them finds.
     AmbiguousAddress,
+    /// A subject or display name whose encoded words cannot be decoded (a broken encoding, or
+    /// bytes that are not text in the charset they name): it shows � or the raw `=?…?=`.
+    UndecodableHeader,
 }
 
 impl WarningKind {
@@ -209,7 +216,8 @@ impl WarningKind {
             | WarningKind::UnknownCharset
             | WarningKind::InvalidDate
             | WarningKind::BrokenHeader
-            | WarningKind::MissingInlineImage => false,
+            | WarningKind::MissingInlineImage
+            | WarningKind::UndecodableHeader => false,
         }
     }
 }
@@ -290,6 +298,10 @@ pub struct ReviewView {
     /// Every text a program could read that the rendering does not show (see `machine`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub machine_text: Vec<MachineText>,
+    /// Characters recipients do not see but programs read (or that reorder what is shown),
+    /// by place; the renderings above show them as `⟨U+…⟩` markers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invisible_characters: Vec<InvisibleCharacters>,
 }
 
 /// A preview of one attachment, for the review pane.
@@ -374,8 +386,13 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
     let mut duplicates = Vec::new();
     let repaired = repair::repair(raw);
     let raw = repaired.bytes.as_ref();
-    if !repaired.repairs.is_empty() {
-        let what: Vec<&str> = repaired.repairs.iter().map(|r| r.describe()).collect();
+    let what: Vec<&str> = repaired
+        .repairs
+        .iter()
+        .filter(|r| !r.is_silent())
+        .map(|r| r.describe())
+        .collect();
+    if !what.is_empty() {
         view.warnings.push(Warning {
             kind: WarningKind::Malformed,
             message: format!(
@@ -437,6 +454,7 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
     });
     view.is_reply = options.is_reply || options.parent.is_some() || looks_like_reply;
     view.answers = options.parent.clone();
+    unicode::check_headers(&mut view);
     view.flags = flags::compute(&view, options, &archives, &duplicates, true);
     view
 }
@@ -462,6 +480,13 @@ pub fn render_plain_text(
         answers: answers.cloned().or_else(|| options.parent.clone()),
         ..ReviewView::default()
     };
+    view.invisible_characters
+        .extend(unicode::check("the text body", &text));
+    view.text_body = unicode::mark_text(&text);
+    view.html_body = sanitize::wrap_document(
+        &unicode::mark_fragment(&fragment, unicode::has_rtl(&text)),
+        options.allow_remote_content,
+    );
     if let Some(id) = answers.and_then(|a| a.message_id.clone()) {
         view.in_reply_to = vec![id.clone()];
         view.references = vec![id];

@@ -8,6 +8,8 @@ mod deny;
 mod golden;
 mod hidden;
 mod large;
+mod misleading;
 mod remote;
 mod support;
+mod unicode;
 mod xss;

@@ -5,10 +5,11 @@ use std::collections::{HashMap, HashSet};
 
 use mail_parser::{Message, MessagePart, MimeHeaders, PartType};
 
+use super::super::dom::Dom;
 use crate::machine::MachineReading;
 
 use super::super::sanitize::{self, CidImage};
-use super::super::{alternatives, hidden, sniff, text};
+use super::super::{alternatives, hidden, links, sniff, text, unicode};
 use super::headers::{is_known_charset, printable};
 use super::{RenderOptions, ReviewView, Warning, WarningKind};
 
@@ -172,6 +173,27 @@ fn without_raw_text(html: &str) -> String {
     }
 }
 
+/// How the first plain-text part is wrapped (`format=flowed`, `delsp=yes`).
+fn text_wrapping(message: &Message<'_>) -> alternatives::Wrapping {
+    let Some(ct) = message
+        .text_body
+        .first()
+        .and_then(|&id| message.parts.get(id as usize))
+        .and_then(|p| p.content_type())
+    else {
+        return alternatives::Wrapping::Fixed;
+    };
+    let is = |name: &str, value: &str| {
+        ct.attribute(name)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
+    };
+    match (is("format", "flowed"), is("delsp", "yes")) {
+        (true, true) => alternatives::Wrapping::FlowedDelSp,
+        (true, false) => alternatives::Wrapping::Flowed,
+        _ => alternatives::Wrapping::Fixed,
+    }
+}
+
 pub(super) fn read_bodies(
     message: &Message<'_>,
     cids: HashMap<String, CidImage>,
@@ -213,6 +235,10 @@ pub(super) fn read_bodies(
     let mut shown = None;
     let mut used_cids = HashSet::new();
     let mut html_visible = None;
+    let mut rtl = unicode::has_rtl(&text_source);
+    let mut unshown = Vec::new();
+    let mut image_words = Vec::new();
+    let mut source_urls = Vec::new();
     let source_depth = sanitize::nesting_depth(&html_source);
     if source_depth > sanitize::MAX_PARSED_DEPTH {
         // Not parsed (see MAX_PARSED_DEPTH): its words, shown as text, with the warning.
@@ -221,6 +247,18 @@ pub(super) fn read_bodies(
     } else if !html_source.is_empty() {
         // Read before sanitizing: it drops the <style> rules recipients' programs apply.
         let reading = hidden::read_html(&html_source);
+        let dom = Dom::parse(&html_source);
+        view.invisible_characters.extend(unicode::scan_html(&dom));
+        unshown = links::unshown_links(&dom);
+        image_words = links::image_words(&dom);
+        source_urls = links::html_urls(&dom);
+        image_words.extend(
+            message
+                .attachments()
+                .filter_map(|p| p.attachment_name())
+                .map(str::to_owned),
+        );
+        rtl = unicode::has_rtl(&reading.visible_text);
         view.hidden_text = reading.passages;
         view.unverifiable_styling = reading.unverifiable;
         view.machine_text = reading.machine;
@@ -260,17 +298,36 @@ pub(super) fn read_bodies(
     }
     // Both alternatives were written: neither is this review's rendering of the other.
     let both_written = !view.text_derived && !view.text_body.is_empty();
-    let html_visible_text = html_visible.clone();
-    if let Some(html_visible) = html_visible.filter(|_| both_written) {
-        view.alternatives_differ = alternatives::compare(&view.text_body, &html_visible);
-    }
-    let shown_text = html_visible_text.unwrap_or_else(|| view.text_body.clone());
+    let shown_text = html_visible
+        .clone()
+        .unwrap_or_else(|| view.text_body.clone());
     let mut machine = MachineReading::new(&shown_text);
     machine.read_parts(message);
     view.machine_text.extend(machine.found);
     view.links = text::extract_links(&fragment);
+    if let Some(html_visible) = html_visible.filter(|_| both_written) {
+        let html = alternatives::HtmlSide {
+            visible: &html_visible,
+            hrefs: view
+                .links
+                .iter()
+                .map(|l| l.href.clone())
+                .chain(source_urls)
+                .collect(),
+            image_words,
+        };
+        view.alternatives_differ =
+            alternatives::compare(&view.text_body, text_wrapping(message), &html);
+    }
+    view.links.extend(unshown);
+    if !view.text_derived && !view.text_body.is_empty() {
+        view.invisible_characters
+            .extend(unicode::check("the text body", &view.text_body));
+    }
+    // Markers last: they are the review's, and neither alternative has them.
+    view.text_body = unicode::mark_text(&view.text_body);
     view.html_body = sanitize::wrap_document(
-        shown.as_deref().unwrap_or(&fragment),
+        &unicode::mark_fragment(shown.as_deref().unwrap_or(&fragment), rtl),
         options.allow_remote_content,
     );
     used_cids

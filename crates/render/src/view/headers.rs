@@ -75,6 +75,7 @@ pub(super) fn read_headers(message: &Message<'_>, view: &mut ReviewView) {
             });
         }
     }
+    undecodable_words(message, view);
     let standard = root
         .headers
         .iter()
@@ -101,6 +102,65 @@ pub(super) fn read_headers(message: &Message<'_>, view: &mut ReviewView) {
             ),
         });
     }
+}
+
+/// Warns of a subject or display name whose encoded words did not decode: mail programs show
+/// the same garbage, so the owner should know the recipient cannot read it either.
+fn undecodable_words(message: &Message<'_>, view: &mut ReviewView) {
+    let root = message.root_part();
+    for header in &root.headers {
+        let name = header.name();
+        let shown: Vec<String> = match name.to_ascii_lowercase().as_str() {
+            "subject" => view.subject.iter().cloned().collect(),
+            "from" | "sender" | "reply-to" | "to" | "cc" | "bcc" => {
+                let mut names = Vec::new();
+                if let mail_parser::HeaderValue::Address(a) = &header.value {
+                    names.extend(
+                        a.iter()
+                            .filter_map(|a| a.name.as_deref().map(str::to_owned)),
+                    );
+                }
+                names
+            }
+            _ => continue,
+        };
+        let raw = unfolded_raw_value(message, header);
+        if !raw.contains("=?") {
+            continue;
+        }
+        if let Some(bad) = shown
+            .iter()
+            .find(|v| v.contains('\u{fffd}') || has_encoded_word(v))
+        {
+            view.warnings.push(Warning {
+                kind: WarningKind::UndecodableHeader,
+                message: format!(
+                    "{} cannot be decoded: it reads \u{201c}{}\u{201d}, and the recipient's \
+                     mail program shows the same.",
+                    header_label(name),
+                    printable(bad, 80)
+                ),
+            });
+        }
+    }
+}
+
+/// Whether `text` still holds an RFC 2047 encoded word (`=?charset?Q|B?…?=`).
+fn has_encoded_word(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(at) = rest.find("=?") {
+        rest = &rest[at + 2..];
+        let mut fields = rest.splitn(3, '?');
+        let (Some(charset), Some(encoding), Some(tail)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            return false;
+        };
+        if !charset.is_empty() && matches!(encoding, "q" | "Q" | "b" | "B") && tail.contains("?=") {
+            return true;
+        }
+    }
+    false
 }
 
 /// Headers RFC 5322 allows once, which a message carries more than once: programs pick

@@ -3,4 +3,4 @@
 /**
  * What a [`Flag`] is about.
  */
-export type FlagKind = "recipient_not_on_thread" | "answers_message_not_in_conversation" | "external_recipient" | "bcc_recipient" | "risky_attachment" | "attachment_type_mismatch" | "link_text_mismatch" | "reply_without_threading" | "over_size_limit" | "duplicate_header" | "hidden_text" | "alternatives_differ" | "unverifiable_styling" | "machine_text";
+export type FlagKind = "recipient_not_on_thread" | "answers_message_not_in_conversation" | "external_recipient" | "bcc_recipient" | "risky_attachment" | "attachment_type_mismatch" | "link_text_mismatch" | "reply_without_threading" | "over_size_limit" | "duplicate_header" | "hidden_text" | "alternatives_differ" | "unverifiable_styling" | "machine_text" | "invisible_characters";

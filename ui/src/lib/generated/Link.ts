@@ -13,6 +13,8 @@ text: string,
  */
 href: string, 
 /**
- * The text shows a URL on another host than `href`.
+ * The link misleads: its text shows another host or address than `href` opens, `href`
+ * is a look-alike host, or the review cannot show the link (a `<base href>` target, an
+ * image-map area). See `render::links`.
  */
 mismatch: boolean, };

@@ -4,6 +4,7 @@ import type { AlternativesDifference } from "./AlternativesDifference";
 import type { AttachmentMeta } from "./AttachmentMeta";
 import type { Flag } from "./Flag";
 import type { HiddenPassage } from "./HiddenPassage";
+import type { InvisibleCharacters } from "./InvisibleCharacters";
 import type { Link } from "./Link";
 import type { MachineText } from "./MachineText";
 import type { ParentMessage } from "./ParentMessage";
@@ -126,4 +127,9 @@ unverifiableStyling?: Array<UnverifiableStyle>,
 /**
  * Every text a program could read that the rendering does not show (see `machine`).
  */
-machineText?: Array<MachineText>, };
+machineText?: Array<MachineText>, 
+/**
+ * Characters recipients do not see but programs read (or that reorder what is shown),
+ * by place; the renderings above show them as `⟨U+…⟩` markers.
+ */
+invisibleCharacters?: Array<InvisibleCharacters>, };

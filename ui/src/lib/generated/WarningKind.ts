@@ -3,4 +3,4 @@
 /**
  * What kind of parse problem a [`Warning`] reports.
  */
-export type WarningKind = "empty_message" | "not_a_message" | "missing_boundary" | "truncated_part" | "broken_charset" | "unknown_charset" | "invalid_date" | "broken_header" | "missing_inline_image" | "unparseable_structure" | "malformed" | "deeply_nested" | "ambiguous_address";
+export type WarningKind = "empty_message" | "not_a_message" | "missing_boundary" | "truncated_part" | "broken_charset" | "unknown_charset" | "invalid_date" | "broken_header" | "missing_inline_image" | "unparseable_structure" | "malformed" | "deeply_nested" | "ambiguous_address" | "undecodable_header";

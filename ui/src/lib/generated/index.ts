@@ -33,6 +33,7 @@ export type { HiddenPassage } from "./HiddenPassage";
 export type { HistoryEntry } from "./HistoryEntry";
 export type { HistoryFilter } from "./HistoryFilter";
 export type { HistoryKind } from "./HistoryKind";
+export type { InvisibleCharacters } from "./InvisibleCharacters";
 export type { ItemState } from "./ItemState";
 export type { ItemSummary } from "./ItemSummary";
 export type { ItemsChanged } from "./ItemsChanged";

@@ -29,6 +29,9 @@ pub struct MachineText {
     pub flagged: bool,
 }
 
+/// The source of a plain comment's text.
+const COMMENT: &str = "comment";
+
 /// The source of the text of Outlook's conditional comments.
 pub(crate) const OUTLOOK_BRANCH: &str = "Outlook-only branch";
 
@@ -58,14 +61,34 @@ impl<'v> MachineReading<'v> {
 
     /// Adds `text` from `source`; `label`: judged as a label (short ones pass).
     pub fn add(&mut self, source: &str, text: &str, label: bool) {
+        self.add_beside(source, text, label, None);
+    }
+
+    /// As [`Self::add`], for a label on a link: an address or URL that is the link's own
+    /// (Outlook titles a blocked link "blocked::mailto:…") explains itself.
+    fn add_beside(&mut self, source: &str, text: &str, label: bool, link: Option<&str>) {
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         if text.is_empty() || self.found.len() >= MAX_ENTRIES {
             return;
         }
         let unexplained: Vec<String> = words(&text).filter(|w| !self.shown.contains(w)).collect();
-        let addresses = text.contains("://") || text.contains('@');
+        // A comment carries a sentence, not a marker ("end of AOLMsgPart…", "converted from
+        // rtf"): at least four unexplained words of three letters or more.
+        let sentence = unexplained
+            .iter()
+            .filter(|w| w.chars().count() >= 3 && w.chars().all(char::is_alphabetic))
+            .count()
+            >= 4;
+        let own_link = link.is_some_and(|href| {
+            let href = href.trim();
+            let bare = href.strip_prefix("mailto:").unwrap_or(href);
+            !bare.is_empty() && text.contains(bare)
+        });
+        let addresses = (text.contains("://") || text.contains('@')) && !own_link;
         let flagged = if label {
             (words(&text).count() > LABEL_WORDS || addresses) && !self.shown_text.contains(&text)
+        } else if source == COMMENT {
+            sentence
         } else {
             !unexplained.is_empty()
         };
@@ -105,10 +128,16 @@ impl<'v> MachineReading<'v> {
             let inner = inner.strip_prefix('>').unwrap_or(inner);
             let inner = inner.strip_suffix("<![endif]").unwrap_or(inner);
             let branch = Dom::parse(inner);
-            self.add(OUTLOOK_BRANCH, &subtree_text(&branch, 0), false);
+            self.add(OUTLOOK_BRANCH, &shown_text_of(&branch), false);
         } else if !(trimmed.contains("[endif]") || trimmed.starts_with("<!")) {
-            // `<!--<![endif]-->` and `<!--[if !mso]><!-->` are the syntax of branches.
-            self.add("comment", trimmed, false);
+            // `<!--<![endif]-->` and `<!--[if !mso]><!-->` are the syntax of branches. Markup
+            // commented out is read for its words.
+            let text = if trimmed.contains('<') {
+                shown_text_of(&Dom::parse(trimmed))
+            } else {
+                trimmed.to_owned()
+            };
+            self.add(COMMENT, &text, false);
         }
     }
 
@@ -124,7 +153,7 @@ impl<'v> MachineReading<'v> {
             ("placeholder", "placeholder"),
         ] {
             if let Some(value) = dom.attr(id, attribute) {
-                self.add(source, value, true);
+                self.add_beside(source, value, true, dom.attr(id, "href"));
             }
         }
         let hidden_input = tag == "input"
@@ -136,7 +165,11 @@ impl<'v> MachineReading<'v> {
                 self.add("hidden form field", value, false);
             }
         }
-        if tag == "meta" && in_body(dom, id) {
+        // Microdata and named metadata; `http-equiv` and `charset` describe the document.
+        let names_something = ["itemprop", "name", "property"]
+            .iter()
+            .any(|a| dom.attr(id, a).is_some());
+        if tag == "meta" && names_something && in_body(dom, id) {
             if let Some(content) = dom.attr(id, "content") {
                 self.add("<meta> content in the body", content, false);
             }
@@ -175,6 +208,26 @@ impl<'v> MachineReading<'v> {
             _ => {}
         }
     }
+}
+
+/// The text a document shows, Office's XML data islands (`<xml><o:PixelsPerInch>96…`) left out.
+fn shown_text_of(dom: &Dom) -> String {
+    let mut out = String::new();
+    let mut stack = vec![0];
+    while let Some(at) = stack.pop() {
+        match &dom.nodes[at].data {
+            NodeData::Text(t) => {
+                out.push_str(t);
+                out.push(' ');
+            }
+            NodeData::Element { .. } if matches!(dom.tag(at), Some("xml" | "style" | "script")) => {
+                continue
+            }
+            _ => {}
+        }
+        stack.extend(dom.nodes[at].children.iter().rev());
+    }
+    out
 }
 
 /// Every text node under `id`, space-joined.
@@ -262,7 +315,10 @@ impl MachineReading<'_> {
                 })
                 .unwrap_or_default();
             match &part.body {
-                PartType::Text(text) if kind.starts_with("text/") && kind != "text/calendar" => {
+                PartType::Text(text)
+                    if kind.starts_with("text/")
+                        && !matches!(kind.as_str(), "text/calendar" | "text/rfc822-headers") =>
+                {
                     self.add(
                         &format!("another version of the body ({kind}) that some programs show"),
                         text,

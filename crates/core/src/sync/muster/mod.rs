@@ -7,9 +7,7 @@
 //! sync sees it, for the desktop app to turn into one notification.
 
 use chrono::Utc;
-use countersign_muster::{
-    CheckState, DraftState, MusterClient, PluginDraft, Route, Unreadable,
-};
+use countersign_muster::{CheckState, DraftState, MusterClient, PluginDraft, Route, Unreadable};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{ItemState, RouteState, Source, MAX_ROUTE_REDRAFTS};

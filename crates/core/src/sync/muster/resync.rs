@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 
 use countersign_muster::{MusterClient, MusterEvent};
 
-use super::{mark_deleted_in_muster, mirror_routes, record, record_unreadable, unreadable_sentence};
+use super::{
+    mark_deleted_in_muster, mirror_routes, record, record_unreadable, unreadable_sentence,
+};
 use super::{sync_muster_draft, sync_muster_route, MusterSyncReport};
 use crate::error::Result;
 use crate::reachability::{Failure, Reach, MUSTER_SIGN_IN_AGAIN};
@@ -72,9 +74,7 @@ pub async fn sync_muster_scoped(
     message_ids.extend(
         drafts
             .iter()
-            .filter(|d| {
-                scope == MusterScope::Full || known.get(&d.id) != Some(&d.updated_at)
-            })
+            .filter(|d| scope == MusterScope::Full || known.get(&d.id) != Some(&d.updated_at))
             .map(|d| d.message_id.clone()),
     );
     // Routes first: a draft's story refers to them.
@@ -121,7 +121,9 @@ const CALL_TRIES: u32 = 3;
 /// `call`, tried again (after 250 ms, then 500 ms) while it fails for want of an answer (a
 /// transport error, a 5xx, a proxy's page). A refusal is final at once. Only reads go through
 /// here: repeating them changes nothing at muster.
-pub(super) async fn retrying<T, F, Fut>(call: F) -> std::result::Result<T, countersign_muster::Error>
+pub(super) async fn retrying<T, F, Fut>(
+    call: F,
+) -> std::result::Result<T, countersign_muster::Error>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = std::result::Result<T, countersign_muster::Error>>,
@@ -143,7 +145,6 @@ where
         }
     }
 }
-
 
 /// Apply one event from muster's stream to the mirror.
 pub async fn apply_event(
@@ -174,4 +175,3 @@ pub async fn apply_event(
     };
     Ok(Some(report))
 }
-

@@ -1,0 +1,208 @@
+//! muster without its event stream: something in front of muster breaks Server-Sent Events
+//! (an HTML page with 200, a 502) while the API answers. Drafts and refusals still reach the
+//! mirror by polling, and the account says "polling", never "offline".
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use countersign_core::live::{follow_muster, LiveChange, MusterPace, MusterPolling};
+use countersign_core::store::{Account, Delivery};
+use countersign_core::ItemState;
+use countersign_fakes::muster::FaultAction;
+use countersign_muster::EventOptions;
+
+use crate::support::{approve_now, eventually, Env};
+
+/// The polling of these tests: 400 ms stands for the 30 s of a visible window.
+pub fn quick_polling() -> MusterPolling {
+    MusterPolling {
+        visible: Duration::from_millis(400),
+        hidden: Duration::from_millis(800),
+        max_backoff: Duration::from_secs(2),
+    }
+}
+
+/// Follow `account` with quick reconnects and quick polling; the changes it reports.
+pub async fn follow_polling(
+    env: &Env,
+    account: &Account,
+    events: EventOptions,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    Arc<Mutex<Vec<LiveChange>>>,
+) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let client = env.services.muster(account).await.unwrap();
+    let sink = seen.clone();
+    tokio::spawn(follow_muster(
+        env.store.clone(),
+        account.clone(),
+        client,
+        MusterPace {
+            events,
+            polling: quick_polling(),
+        },
+        tokio::sync::watch::channel(true).1,
+        Arc::new(move |change| sink.lock().unwrap().push(change)),
+        stop_rx,
+    ));
+    (stop_tx, seen)
+}
+
+pub fn quick_events() -> EventOptions {
+    EventOptions {
+        min_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(200),
+        buffer: 64,
+        ..EventOptions::default()
+    }
+}
+
+/// Whether the owner was ever told the account is offline.
+pub fn told_offline(seen: &Mutex<Vec<LiveChange>>) -> bool {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .any(|c| matches!(c, LiveChange::Reachability { online: false, .. }))
+}
+
+/// With `/events` answered by `front` (forever), a new draft and a plugin's refusal reach the
+/// mirror within a few polling intervals, and the account says "polling".
+async fn drafts_and_refusals_arrive_while_the_stream_is(front: FaultAction) {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    env.muster.inject("GET", "/events", u32::MAX, front);
+    let (_stop, seen) = follow_polling(&env, &account, quick_events()).await;
+    let within = quick_polling().visible * 10;
+
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "ana@example.com",
+            "Hi",
+            "Hello",
+        )
+        .unwrap();
+    let draft = env
+        .muster
+        .file_draft(&relayed.route_id, "Hello back")
+        .unwrap();
+    eventually(within, "the new draft reaches the mirror", || async {
+        env.store
+            .find_item(&account.id, &draft)
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await;
+    let item_id = env
+        .store
+        .find_item(&account.id, &draft)
+        .await
+        .unwrap()
+        .unwrap();
+
+    // The owner approves; the plugin refuses the send.
+    approve_now(&env, item_id).await;
+    env.dispatcher().await.run_once().await.unwrap();
+    env.muster.claim(&draft).unwrap();
+    env.muster
+        .report_result(&draft, false, Some("recipient mailbox full"))
+        .unwrap();
+    eventually(within, "the refusal reaches the mirror", || async {
+        env.store.get_item(item_id).await.unwrap().summary.state == ItemState::SendFailed
+    })
+    .await;
+    let refusals = env.store.refusals_for_item(item_id).await.unwrap();
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert_eq!(refusals[0].reason, "recipient mailbox full");
+
+    let cursor = env.store.sync_cursor(&account.id).await.unwrap();
+    assert_eq!(cursor.delivery, Some(Delivery::Polling));
+    assert_eq!(cursor.status_word(), "polling");
+    assert!(!told_offline(&seen), "{:?}", seen.lock().unwrap());
+    // The stream was tried, and it still is (it makes changes faster once it works).
+    assert!(env.muster.count_requests("GET", "/events") > 0);
+}
+
+#[tokio::test]
+async fn with_a_proxys_html_page_for_the_stream_drafts_and_refusals_arrive_by_polling() {
+    drafts_and_refusals_arrive_while_the_stream_is(FaultAction::FrontPage(200)).await;
+}
+
+#[tokio::test]
+async fn with_a_502_for_the_stream_drafts_and_refusals_arrive_by_polling() {
+    drafts_and_refusals_arrive_while_the_stream_is(FaultAction::Fail(502)).await;
+}
+
+#[tokio::test]
+async fn a_stream_that_delivers_says_live_and_polling_stops() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let (_stop, _seen) = follow_polling(&env, &account, quick_events()).await;
+    eventually(Duration::from_secs(5), "the account is live", || async {
+        env.store
+            .sync_cursor(&account.id)
+            .await
+            .unwrap()
+            .status_word()
+            == "live"
+    })
+    .await;
+    // Once live, no poll: the lists are read again only for an event or the periodic re-sync.
+    env.muster.clear_requests();
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "ana@example.com",
+            "Hi",
+            "Hello",
+        )
+        .unwrap();
+    let draft = env.muster.file_draft(&relayed.route_id, "Hi back").unwrap();
+    eventually(Duration::from_secs(5), "the draft arrives", || async {
+        env.store
+            .find_item(&account.id, &draft)
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await;
+    assert_eq!(env.muster.count_requests("GET", "/api/plugin/drafts"), 0);
+}
+
+#[tokio::test]
+async fn a_muster_that_does_not_answer_at_all_is_offline() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster
+        .inject("GET", "/events", u32::MAX, FaultAction::Fail(502));
+    env.muster
+        .inject("GET", "/api/*", u32::MAX, FaultAction::Fail(502));
+    let (_stop, seen) = follow_polling(&env, &account, quick_events()).await;
+    eventually(
+        Duration::from_secs(10),
+        "the owner is told offline",
+        || async { told_offline(&seen) },
+    )
+    .await;
+    let cursor = env.store.sync_cursor(&account.id).await.unwrap();
+    assert_eq!(cursor.status_word(), "offline");
+    env.muster.clear_faults();
+    eventually(Duration::from_secs(10), "back, and live", || async {
+        env.store
+            .sync_cursor(&account.id)
+            .await
+            .unwrap()
+            .status_word()
+            == "live"
+    })
+    .await;
+}

@@ -206,3 +206,91 @@ async fn a_muster_that_does_not_answer_at_all_is_offline() {
     })
     .await;
 }
+
+/// `n` relayed messages, each with a draft, mirrored by a full sync.
+async fn messages_mirrored(env: &Env, account: &Account, n: usize) {
+    for k in 0..n {
+        let relayed = env
+            .muster
+            .relay_message(
+                "gmail-relay",
+                "inbox-chat",
+                &format!("s{k}@example.com"),
+                "Hi",
+                "Hello",
+            )
+            .unwrap();
+        env.muster
+            .file_draft(&relayed.route_id, "Hello back")
+            .unwrap();
+    }
+    crate::support::resync(env, account).await;
+}
+
+#[tokio::test]
+async fn one_route_read_a_proxy_failed_is_tried_again_not_the_whole_sync() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    messages_mirrored(&env, &account, 2).await;
+    env.muster.clear_requests();
+    env.muster.fail_next("GET", "/api/plugin/routes", 1, 502);
+
+    let client = env.services.muster(&account).await.unwrap();
+    countersign_core::sync::sync_muster(&env.store, &account, &client)
+        .await
+        .expect("the sync passes over one failed call");
+    assert_eq!(env.muster.count_requests("GET", "/api/plugin/drafts"), 1);
+    assert_eq!(env.muster.count_requests("GET", "/api/plugin/messages"), 1);
+    // Two messages' routes, one of them read twice.
+    assert_eq!(env.muster.count_requests("GET", "/api/plugin/routes"), 3);
+}
+
+#[tokio::test]
+async fn a_stream_a_proxy_closed_is_reconnected_quietly_and_reads_only_what_changed() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    messages_mirrored(&env, &account, 5).await;
+    let (_stop, seen) = follow_polling(&env, &account, quick_events()).await;
+    eventually(Duration::from_secs(5), "the account is live", || async {
+        env.store
+            .sync_cursor(&account.id)
+            .await
+            .unwrap()
+            .status_word()
+            == "live"
+    })
+    .await;
+    let items_changed = |seen: &Mutex<Vec<LiveChange>>| {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|c| matches!(c, LiveChange::ItemsChanged { .. }))
+            .count()
+    };
+    let before = items_changed(&seen);
+    env.muster.clear_requests();
+
+    // A proxy's read timeout closes the silent stream.
+    env.muster.cut_event_streams();
+    eventually(
+        Duration::from_secs(5),
+        "the re-sync after the reconnect",
+        || async { items_changed(&seen) > before },
+    )
+    .await;
+    assert_eq!(env.muster.count_requests("GET", "/events"), 1);
+    // What changed is read, not every message's routes: nothing changed.
+    assert_eq!(env.muster.count_requests("GET", "/api/plugin/drafts"), 1);
+    assert_eq!(env.muster.count_requests("GET", "/api/plugin/routes"), 0);
+    assert!(!told_offline(&seen), "{:?}", seen.lock().unwrap());
+    assert_eq!(
+        env.store
+            .sync_cursor(&account.id)
+            .await
+            .unwrap()
+            .status_word(),
+        "live"
+    );
+}

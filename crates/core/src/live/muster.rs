@@ -93,7 +93,8 @@ const WAKE_CHECK: Duration = Duration::from_secs(15);
 /// What the owner was last told about the account.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Told {
-    Delivered(Delivery),
+    /// It answers; changes arrive this way (`None`: not known yet, the stream was not tried).
+    Answered(Option<Delivery>),
     Offline,
 }
 
@@ -120,6 +121,9 @@ pub async fn follow_muster(
     let mut events = follow.client.events(pace.events.clone());
     let resync_every = pace.events.resync_every;
     let mut stream_up = false;
+    // The stream was tried and is down: a poll then means "polling" (before, at start, the
+    // stream may simply not have connected yet).
+    let mut stream_down = false;
     let mut failures = 0u32;
     // The sync at start.
     let mut next_poll = Instant::now();
@@ -154,15 +158,15 @@ pub async fn follow_muster(
                 if wall_elapsed > wall.1.duration_since(then_mono) + WAKE_SLACK {
                     tracing::info!(account = %follow.account.id, "woke from sleep; syncing muster");
                     let delivery = if stream_up {
-                        Delivery::Live
+                        Some(Delivery::Live)
                     } else {
-                        Delivery::Polling
+                        stream_down.then_some(Delivery::Polling)
                     };
                     let synced = tokio::select! {
                         synced = follow.sync(MusterScope::Full) => synced,
                         _ = stop.changed() => break,
                     };
-                    if follow.settle(synced, Some(delivery)).await.is_err() {
+                    if follow.settle(synced, delivery).await.is_err() {
                         break;
                     }
                 }
@@ -174,7 +178,10 @@ pub async fn follow_muster(
                     _ = stop.changed() => break,
                 };
                 last_poll = Instant::now();
-                match follow.settle(synced, Some(Delivery::Polling)).await {
+                match follow
+                    .settle(synced, stream_down.then_some(Delivery::Polling))
+                    .await
+                {
                     Err(SignInAgain) => break,
                     Ok(true) => failures = 0,
                     Ok(false) => failures = failures.saturating_add(1),
@@ -189,6 +196,7 @@ pub async fn follow_muster(
                         // at once. Polling takes over if it stays down until the poll is due.
                         tracing::debug!(account = %follow.account.id, %reason, "muster stream down");
                         stream_up = false;
+                        stream_down = true;
                         failures = 0;
                         last_poll = Instant::now();
                         next_poll = last_poll + follow_wait(&pace.polling, visible, 0);
@@ -200,6 +208,7 @@ pub async fn follow_muster(
                     }
                     MusterEvent::Connected => {
                         stream_up = true;
+                        stream_down = false;
                         let scope = follow.scope(resync_every);
                         tokio::select! {
                             synced = follow.sync(scope) => synced,
@@ -286,12 +295,11 @@ impl Follow {
         match synced {
             Ok(_report) => {
                 let delivery = delivery.or(match self.told {
-                    Some(Told::Delivered(d)) => Some(d),
+                    Some(Told::Answered(d)) => d,
                     _ => None,
                 });
-                let now = delivery.map_or(Told::Offline, Told::Delivered);
-                if self.told != Some(now) && now != Told::Offline {
-                    self.told = Some(now);
+                if self.told != Some(Told::Answered(delivery)) {
+                    self.told = Some(Told::Answered(delivery));
                     reachability::record_answered(&self.store, &id).await;
                     if let Err(e) = self.store.record_delivery(&id, delivery).await {
                         tracing::warn!(account = %id, error = %e, "cannot record the delivery");

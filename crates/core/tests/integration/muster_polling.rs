@@ -294,3 +294,47 @@ async fn a_stream_a_proxy_closed_is_reconnected_quietly_and_reads_only_what_chan
         "live"
     );
 }
+
+#[tokio::test]
+async fn a_proxy_closing_the_silent_stream_again_and_again_is_never_an_outage() {
+    // A proxy's read timeout (nginx: 60 s) closes the silent stream over and over. Scaled
+    // down: a close after 150 ms of silence, six times.
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    messages_mirrored(&env, &account, 3).await;
+    env.muster
+        .set_proxy_read_timeout(Some(Duration::from_millis(150)));
+    let (_stop, seen) = follow_polling(&env, &account, quick_events()).await;
+    eventually(Duration::from_secs(5), "the account is live", || async {
+        env.store
+            .sync_cursor(&account.id)
+            .await
+            .unwrap()
+            .status_word()
+            == "live"
+    })
+    .await;
+    env.muster.clear_requests();
+    eventually(Duration::from_secs(20), "six closes", || async {
+        env.muster.count_requests("GET", "/events") >= 6
+    })
+    .await;
+    let reconnects = env.muster.count_requests("GET", "/events");
+    let resyncs = env.muster.count_requests("GET", "/api/plugin/drafts");
+    // At most one re-sync per close (the one after the stream that is open now may be running).
+    assert!(
+        resyncs <= reconnects,
+        "{resyncs} re-syncs for {reconnects} closes"
+    );
+    // Nothing changed: no message's routes were read again.
+    assert_eq!(env.muster.count_requests("GET", "/api/plugin/routes"), 0);
+    assert!(!told_offline(&seen), "{:?}", seen.lock().unwrap());
+    let polling_told = seen.lock().unwrap().iter().any(|c| {
+        matches!(c, LiveChange::Reachability { detail: Some(d), .. } if d.starts_with("polling"))
+    });
+    assert!(
+        !polling_told,
+        "a quiet reconnect is not worth a status change"
+    );
+}

@@ -338,3 +338,61 @@ async fn a_proxy_closing_the_silent_stream_again_and_again_is_never_an_outage() 
         "a quiet reconnect is not worth a status change"
     );
 }
+
+#[tokio::test]
+async fn a_proxys_503_on_sign_in_leaves_the_account_recovering_by_itself() {
+    // muster restarts behind a proxy: the session is gone and the proxy answers the sign-in
+    // with its own 503 page. That is not muster saying it has no password.
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    env.muster
+        .inject("GET", "/events", u32::MAX, FaultAction::Fail(502));
+    env.muster.expire_sessions();
+    // Two polls' worth: each read of a sync is tried 3 times.
+    env.muster
+        .inject("POST", "/login", 6, FaultAction::FrontPage(503));
+    let (_stop, seen) = follow_polling(&env, &account, quick_events()).await;
+    eventually(
+        Duration::from_secs(10),
+        "the owner is told offline",
+        || async { told_offline(&seen) },
+    )
+    .await;
+    // muster answers again: the account signs in by itself, with the password it has.
+    let relayed = env
+        .muster
+        .relay_message(
+            "gmail-relay",
+            "inbox-chat",
+            "ana@example.com",
+            "Hi",
+            "Hello",
+        )
+        .unwrap();
+    let draft = env.muster.file_draft(&relayed.route_id, "Hi back").unwrap();
+    eventually(Duration::from_secs(10), "the draft arrives", || async {
+        env.store
+            .find_item(&account.id, &draft)
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await;
+    eventually(Duration::from_secs(10), "the account says polling", || async {
+        env.store.sync_cursor(&account.id).await.unwrap().status_word() == "polling"
+    })
+    .await;
+    let told_sign_in_again = seen.lock().unwrap().iter().any(
+        |c| matches!(c, LiveChange::Reachability { detail: Some(d), .. } if d.contains("sign in")),
+    );
+    assert!(!told_sign_in_again, "{:?}", seen.lock().unwrap());
+    assert_eq!(
+        env.store
+            .get_account(&account.id)
+            .await
+            .unwrap()
+            .reconnect_reason,
+        None
+    );
+}

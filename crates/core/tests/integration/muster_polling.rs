@@ -379,9 +379,18 @@ async fn a_proxys_503_on_sign_in_leaves_the_account_recovering_by_itself() {
             .is_some()
     })
     .await;
-    eventually(Duration::from_secs(10), "the account says polling", || async {
-        env.store.sync_cursor(&account.id).await.unwrap().status_word() == "polling"
-    })
+    eventually(
+        Duration::from_secs(10),
+        "the account says polling",
+        || async {
+            env.store
+                .sync_cursor(&account.id)
+                .await
+                .unwrap()
+                .status_word()
+                == "polling"
+        },
+    )
     .await;
     let told_sign_in_again = seen.lock().unwrap().iter().any(
         |c| matches!(c, LiveChange::Reachability { detail: Some(d), .. } if d.contains("sign in")),

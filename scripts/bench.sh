@@ -8,6 +8,9 @@
 #   scripts/bench.sh outbox render   # only some benches
 #   scripts/bench.sh gmail_latency   # new-draft latency at the real polling cadence (about
 #                                    # 6 minutes, so not in the default set)
+#   scripts/bench.sh muster_reconnects  # a proxy closing muster's silent stream every 60 s for
+#                                    # 5 minutes (MUSTER_BENCH_SECS, MUSTER_BENCH_CLOSE_EVERY_SECS
+#                                    # make it shorter; not in the default set)
 #
 # The counts can be changed through GMAIL_SYNC_BENCH_DRAFTS, OUTBOX_BENCH_DECISIONS,
 # OUTBOX_BENCH_DISPATCH, OUTBOX_BENCH_QUOTA_SENDS and RENDER_BENCH_ROUNDS.

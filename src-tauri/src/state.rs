@@ -127,8 +127,27 @@ impl AppState {
 fn window_first() -> AppOptions {
     AppOptions {
         defer_syncs: true,
+        muster_polling: muster_polling_for_tests().unwrap_or_default(),
         ..AppOptions::default()
     }
+}
+
+/// Debug builds only: `COUNTERSIGN_TEST_MUSTER_POLL_MS` polls muster that often (visible or
+/// not) while its event stream does not deliver, so the end-to-end suite need not wait 30 s.
+fn muster_polling_for_tests() -> Option<countersign_core::live::MusterPolling> {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("COUNTERSIGN_TEST_MUSTER_POLL_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        let every = std::time::Duration::from_millis(ms);
+        return Some(countersign_core::live::MusterPolling {
+            visible: every,
+            hidden: every,
+            max_backoff: every * 4,
+        });
+    }
+    None
 }
 
 impl Session {

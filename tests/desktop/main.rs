@@ -17,6 +17,7 @@ mod context;
 mod edit;
 mod keyring;
 mod muster;
+mod muster_polling;
 mod offline;
 mod queue;
 mod record;

@@ -60,6 +60,8 @@ struct AccountLine {
     secret_location: String,
     /// Whether its service answered last time.
     online: bool,
+    /// "live", "polling" (muster, followed by a running app), "offline" or "online".
+    status: &'static str,
     last_sync_at: Option<DateTime<Utc>>,
     last_error: Option<String>,
     /// Why this account cannot send, when its scopes do not allow it (Gmail).
@@ -74,6 +76,7 @@ impl AccountLine {
             send_refusal: countersign_core::actions::send_refusal(&account),
             account,
             online: cursor.online,
+            status: cursor.status_word(),
             last_sync_at: cursor.last_sync_at,
             last_error: cursor.last_error,
         })
@@ -129,13 +132,7 @@ pub async fn run(
                 .with_context(|| format!("cannot add the muster instance {url}"))?;
             added(store, data_dir, account, json).await?;
         }
-        AccountCommand::List => {
-            let mut lines = Vec::new();
-            for account in store.list_accounts().await? {
-                lines.push(AccountLine::load(store, data_dir, account).await?);
-            }
-            print_list(&lines, json)?;
-        }
+        AccountCommand::List => status(store, data_dir, json).await?,
         AccountCommand::Remove { id } => {
             services
                 .remove_account(store, id)
@@ -188,6 +185,16 @@ async fn added(store: &Store, data_dir: &Path, account: Account, json: bool) -> 
     Ok(())
 }
 
+/// Every account with its status ("live", "polling", "offline" or "online") and last sync:
+/// `countersign status` and `countersign account list`.
+pub async fn status(store: &Store, data_dir: &Path, json: bool) -> Result<()> {
+    let mut lines = Vec::new();
+    for account in store.list_accounts().await? {
+        lines.push(AccountLine::load(store, data_dir, account).await?);
+    }
+    print_list(&lines, json)
+}
+
 fn print_list(lines: &[AccountLine], json: bool) -> Result<()> {
     let empty = "No accounts: connect one with `countersign account add-gmail` or `add-muster`.";
     crate::output::list(lines, json, empty, |line| {
@@ -195,10 +202,10 @@ fn print_list(lines: &[AccountLine], json: bool) -> Result<()> {
             .last_sync_at
             .map(|t| format!("last sync {t}"))
             .unwrap_or_else(|| "never synced".into());
-        let online = if line.online { "online" } else { "offline" };
+        let status = line.status;
         let profile = &line.account.profile;
         println!(
-            "{}  {:<6}  {}  ({online}, {synced}, secret in {})",
+            "{}  {:<6}  {}  ({status}, {synced}, secret in {})",
             line.account.id,
             profile.kind.as_str(),
             profile.address,

@@ -47,6 +47,10 @@ enum Command {
     },
     /// Bring the mirror up to date with every account.
     Sync,
+    /// Each account's status: "live" or "polling" (a muster account a running app follows,
+    /// through its event stream or by polling), "offline" (its service does not answer) or
+    /// "online", and its last sync.
+    Status,
     /// Carry out the decisions that are due (send approvals, pass on rejections).
     Dispatch {
         /// Keep dispatching until no decision is left waiting (undo windows included).
@@ -266,6 +270,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
     let printed = match &cli.command {
         Command::Account { command } => return account::run(&store, &dir, command, json).await,
         Command::Sync => return sync::run(&store, &dir, json).await,
+        Command::Status => account::status(&store, &dir, json).await,
         Command::Audit { command } => return audit::run(&store, command, json).await,
         Command::Bulk { command } => bulk::run(&store, command, ACTOR, json).await,
         Command::History(args) => history::run(&store, args, json).await,

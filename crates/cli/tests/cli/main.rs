@@ -7,6 +7,7 @@ mod dispatch;
 mod history;
 mod keyring;
 mod muster;
+mod muster_status;
 mod review;
 mod rules;
 mod shown;

@@ -15,7 +15,9 @@ use tokio::sync::watch;
 use crate::decide::{self, Shown, UndoWindow};
 use crate::domain::Source;
 use crate::error::Result;
-use crate::live::{follow_muster, poll_gmail, GmailCadence, LiveChange, OnChange};
+use crate::live::{
+    follow_muster, poll_gmail, GmailCadence, LiveChange, MusterPace, MusterPolling, OnChange,
+};
 use crate::outbox::{DispatchConfig, Dispatcher};
 use crate::services::Services;
 use crate::store::{Account, Decision, Store};
@@ -37,6 +39,8 @@ pub struct AppOptions {
     pub dispatch_tick: Duration,
     /// muster's event stream.
     pub events: EventOptions,
+    /// How often muster is polled while its event stream does not deliver.
+    pub muster_polling: MusterPolling,
     /// The dispatcher's backoff.
     pub dispatch: DispatchConfig,
     /// Accounts are synced only once [`RunningApp::start_syncs`] is called (the desktop calls
@@ -50,6 +54,7 @@ impl Default for AppOptions {
             gmail_cadence: GmailCadence::default(),
             dispatch_tick: Duration::from_millis(250),
             events: EventOptions::default(),
+            muster_polling: MusterPolling::default(),
             dispatch: DispatchConfig::default(),
             defer_syncs: false,
         }
@@ -345,11 +350,24 @@ impl RunningApp {
             )),
             Source::Muster => {
                 let services = self.services.clone();
-                let options = self.options.events.clone();
+                let pace = MusterPace {
+                    events: self.options.events.clone(),
+                    polling: self.options.muster_polling,
+                };
+                let window_visible = self.window_visible.subscribe();
                 tokio::spawn(async move {
                     match services.muster(&account).await {
                         Ok(client) => {
-                            follow_muster(store, account, client, options, on_change, stop).await
+                            follow_muster(
+                                store,
+                                account,
+                                client,
+                                pace,
+                                window_visible,
+                                on_change,
+                                stop,
+                            )
+                            .await
                         }
                         Err(e) => {
                             tracing::warn!(account = %account.id, error = %e, "cannot follow muster")

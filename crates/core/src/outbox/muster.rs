@@ -101,6 +101,17 @@ pub(super) async fn muster_look_up(
         }
         Err(e) => return Ok(muster_not_done(e, true)),
     };
+    if let D::Unknown(state) = &draft.state {
+        // A newer muster's state: it may be ours (an approval's own next step) or another's.
+        // Calling it "decided elsewhere" would record a guess as muster's word.
+        return Ok((
+            Step::uncertain(format!(
+                "muster now shows the draft as '{state}', which Countersign does not know: \
+                 whether this decision landed cannot be told; look in muster"
+            )),
+            Timing::muster(),
+        ));
+    }
     let ours = match (decision.kind, draft.state) {
         (DecisionKind::Approve, D::Approved | D::Sent | D::Failed) => Some(true),
         (DecisionKind::Reject, D::Rejected) => Some(true),

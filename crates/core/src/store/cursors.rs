@@ -27,6 +27,34 @@ pub struct SyncCursor {
     pub last_error: Option<String>,
     /// Whether the service answered last time.
     pub online: bool,
+    /// How a running app gets the account's changes (muster only; `None`: no app follows it).
+    pub delivery: Option<Delivery>,
+}
+
+/// How a followed muster account's changes reach the mirror.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+#[sqlx(rename_all = "lowercase")]
+pub enum Delivery {
+    /// muster's event stream delivers: a change shows within a second.
+    Live,
+    /// The stream does not deliver (a proxy breaks it, or it is reconnecting): the API is polled.
+    Polling,
+}
+
+impl SyncCursor {
+    /// The account's status in one word, as the status bar and `countersign status` show it:
+    /// "offline" (the service does not answer), else "live" or "polling" for a followed muster
+    /// account, else "online".
+    pub fn status_word(&self) -> &'static str {
+        match (self.online, self.delivery) {
+            (false, _) => "offline",
+            (true, Some(Delivery::Live)) => "live",
+            (true, Some(Delivery::Polling)) => "polling",
+            (true, None) => "online",
+        }
+    }
 }
 
 impl Store {
@@ -78,6 +106,23 @@ impl Store {
         )
         .bind(account_id)
         .bind(format_time(at))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Record how a running app gets the account's changes now (`None`: it stopped following).
+    pub async fn record_delivery(
+        &self,
+        account_id: &str,
+        delivery: Option<Delivery>,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO sync_cursors (account_id, online, delivery) VALUES (?, 1, ?)
+             ON CONFLICT (account_id) DO UPDATE SET delivery = excluded.delivery",
+        )
+        .bind(account_id)
+        .bind(delivery)
         .execute(self.pool())
         .await?;
         Ok(())

@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 
 pub use accounts::{Account, NewAccount, SecretStorage};
 pub use audit::{AuditBreak, AuditEntry, AuditVerdict, NewAuditEntry};
-pub use cursors::SyncCursor;
+pub use cursors::{Delivery, SyncCursor};
 pub use decisions::{Claim, Decision, DecisionFilter, NewDecision};
 pub use items::{
     DraftContent, Item, ItemFilter, ItemSummary, LiveDecision, MusterFields, ObservedDraft,

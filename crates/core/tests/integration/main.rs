@@ -17,6 +17,7 @@ mod gmail_lost;
 mod gmail_waits;
 mod history;
 mod lifecycle;
+mod muster_polling;
 mod muster_truth;
 mod outbox;
 mod outbox_model;

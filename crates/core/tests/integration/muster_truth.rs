@@ -329,3 +329,35 @@ fn every_process_of_a_data_dir_paces_its_sign_ins_with_the_others() {
     one.save("123.abc");
     assert_eq!(other.load().as_deref(), Some("123.abc"));
 }
+
+#[tokio::test]
+async fn a_lost_decide_whose_draft_muster_now_shows_in_an_unknown_state_stays_uncertain_not_decided_elsewhere(
+) {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let (_, draft) = relayed(&env).await;
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    approve_now(&env, item.id).await;
+    env.muster
+        .drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1);
+    // A newer muster's state for it: the approval may have led there, or another decision.
+    env.muster
+        .write_draft_oddly(&draft, serde_json::json!({"state": "archived"}), &[])
+        .unwrap();
+    let dispatcher = env.dispatcher().await;
+    let looked_up = format!("/api/plugin/drafts/{draft}");
+    dispatch_until(&dispatcher, "the draft is looked up", || async {
+        env.muster.count_requests("GET", &looked_up) > 0
+    })
+    .await;
+    let decision = env.store.list_decisions(DecisionFilter::All).await.unwrap()[0].clone();
+    assert_eq!(decision.state, DecisionState::Uncertain, "{decision:?}");
+    let detail = decision.outcome_detail.unwrap_or_default();
+    assert!(
+        detail.contains("'archived', which Countersign does not know"),
+        "{detail}"
+    );
+    assert!(!detail.contains("decided elsewhere"), "{detail}");
+    assert_ne!(item_for(&env, &draft).await.state, ItemState::Conflict);
+}

@@ -166,14 +166,22 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     let accounts = store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "gmail-old");
-    // What the newest migration did (20261205040000_muster_undecidable: why a muster draft
-    // cannot be decided) works on the old data: an item kept from before is decidable.
+    // What the newest migration did (20261205060000_muster_delivery: how a followed muster
+    // account's changes arrive) works on the old data: no app follows an old account.
     // Update this with the next migration.
     let name = &MIGRATOR.migrations.last().unwrap().description;
     assert_eq!(
-        name, "muster undecidable",
+        name, "muster delivery",
         "check what the newest migration did here"
     );
+    let cursor = store.sync_cursor("gmail-old").await.unwrap();
+    assert_eq!(cursor.delivery, None);
+    assert_eq!(
+        cursor.status_word(),
+        if cursor.online { "online" } else { "offline" }
+    );
+    // The one before (20261205040000_muster_undecidable: why a muster draft cannot be
+    // decided): an item kept from before is decidable.
     let old_items = store.list_items(&ItemFilter::default()).await.unwrap();
     assert_eq!(old_items.len(), 1);
     let old_item = store.get_item(old_items[0].id).await.unwrap();

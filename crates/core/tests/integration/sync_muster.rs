@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use countersign_core::decide::{self, Confirmation, UndoWindow};
 use countersign_core::domain::RouteState;
-use countersign_core::live::{follow_muster, LiveChange};
+use countersign_core::live::{follow_muster, LiveChange, MusterPace};
 use countersign_core::store::{Account, RefusalKind};
 use countersign_core::sync::muster::redraft_bound;
 use countersign_core::sync::sync_muster;
@@ -241,7 +241,11 @@ async fn follow_with(
         env.store.clone(),
         account.clone(),
         client,
-        options,
+        MusterPace {
+            events: options,
+            polling: crate::muster_polling::quick_polling(),
+        },
+        tokio::sync::watch::channel(true).1,
         Arc::new(move |change| sink.lock().unwrap().push(change)),
         stop_rx,
     ));

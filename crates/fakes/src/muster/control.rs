@@ -30,6 +30,7 @@
 //! | `POST /_control/events/cut` | — | end every open `/events` stream |
 //! | `POST /_control/events/buffer` | `{"size"}` (absent: the default) | each new stream's buffer; muster's is 16, and a full one drops events |
 //! | `POST /_control/events/noise` | `{"everyMs"}` (absent or 0: off) | play muster's other events (tasks, agents, chat) on every stream |
+//! | `POST /_control/events/proxy-timeout` | `{"ms"}` (absent: off) | a proxy in front closes each stream after that long without a byte |
 //! | `GET /_control/events/dropped` | — | `{"dropped": n}`: events dropped for a full buffer |
 //! | `GET`/`DELETE /_control/requests` | — | the request log / clear it |
 
@@ -79,6 +80,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/_control/events/cut", post(cut_events))
         .route("/_control/events/buffer", post(set_event_buffer))
         .route("/_control/events/noise", post(set_event_noise))
+        .route("/_control/events/proxy-timeout", post(set_proxy_timeout))
         .route(
             "/_control/events/dropped",
             axum::routing::get(dropped_events),
@@ -417,6 +419,22 @@ async fn set_event_noise(State(shared): State<Arc<Shared>>, Json(b): Json<NoiseB
     shared
         .noise
         .set(&shared.events, b.every_ms.map(Duration::from_millis));
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+struct ProxyTimeoutBody {
+    ms: Option<u64>,
+}
+
+async fn set_proxy_timeout(
+    State(shared): State<Arc<Shared>>,
+    Json(b): Json<ProxyTimeoutBody>,
+) -> Response {
+    *shared
+        .proxy_read_timeout
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = b.ms.map(Duration::from_millis);
     StatusCode::NO_CONTENT.into_response()
 }
 

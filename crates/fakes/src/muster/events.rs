@@ -1,9 +1,11 @@
 //! `GET /events` of the fake muster: Server-Sent Events exactly as muster writes them — a
 //! `: connected` comment first, then `event: <name>` / `data: {"id":"…"}` frames, with no `id:`
-//! lines, no replay and no heartbeat. The control API can cut every open stream.
+//! lines, no replay and no heartbeat. The control API can cut every open stream, or play a
+//! proxy that closes a silent stream after its read timeout.
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -57,6 +59,12 @@ pub(crate) async fn events(State(shared): State<Arc<Shared>>) -> Response {
     };
     let mut cut = shared.cut.subscribe();
     cut.mark_unchanged();
+    let read_timeout = *shared
+        .proxy_read_timeout
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    // A proxy's read timeout: far in the future when there is no proxy.
+    let silence = read_timeout.unwrap_or(Duration::from_secs(100 * 365 * 24 * 3600));
     let stream = futures_util::stream::unfold(
         (Phase::Greeting, subscription, cut),
         move |(phase, mut subscription, mut cut): (Phase, Subscription, watch::Receiver<u64>)| async move {
@@ -73,6 +81,8 @@ pub(crate) async fn events(State(shared): State<Arc<Shared>>) -> Response {
                     Some((Ok(frame(&change)), (Phase::Streaming, subscription, cut)))
                 }
                 _ = cut.changed() => None,
+                // Every byte written restarts the proxy's timer (this future is made anew).
+                _ = tokio::time::sleep(silence) => None,
             }
         },
     );

@@ -67,6 +67,8 @@ pub(crate) struct Shared {
     events: Broadcaster,
     noise: Noise,
     cut: watch::Sender<u64>,
+    /// A proxy in front: each stream is closed after this long without a byte (`None`: none).
+    proxy_read_timeout: Mutex<Option<Duration>>,
     server: OnceLock<ServerHandle>,
 }
 
@@ -136,6 +138,7 @@ impl FakeMuster {
             events,
             noise: Noise::default(),
             cut,
+            proxy_read_timeout: Mutex::new(None),
             server: OnceLock::new(),
         });
         if config.seed == crate::Seed::Demo {
@@ -355,6 +358,17 @@ impl FakeMuster {
     /// How many events were dropped for a stream whose buffer was full.
     pub fn dropped_events(&self) -> u64 {
         self.shared.events.dropped()
+    }
+
+    /// Play a reverse proxy in front of muster: each `/events` stream is closed after `timeout`
+    /// without a byte written (nginx's `proxy_read_timeout`, 60 s by default), as a proxy
+    /// closes a silent stream; `None` stops. muster itself never closes a stream.
+    pub fn set_proxy_read_timeout(&self, timeout: Option<Duration>) {
+        *self
+            .shared
+            .proxy_read_timeout
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = timeout;
     }
 
     /// Play muster's other events (`task.changed`, `agent.stream`, …) on every stream, one

@@ -24,6 +24,7 @@ export type { Conditions } from "./Conditions";
 export type { Decision } from "./Decision";
 export type { DecisionKind } from "./DecisionKind";
 export type { DecisionState } from "./DecisionState";
+export type { Delivery } from "./Delivery";
 export type { DiffBase } from "./DiffBase";
 export type { EditForm } from "./EditForm";
 export type { Flag } from "./Flag";

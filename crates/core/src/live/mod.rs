@@ -1,5 +1,5 @@
-//! Keeping the mirror fresh while an app runs: muster's event stream (a full re-sync after every
-//! (re)connect and every few minutes, targeted re-fetches on change events) and a periodic Gmail sync whose cadence
+//! Keeping the mirror fresh while an app runs: muster's event stream when it delivers, polling
+//! when it does not ([`follow_muster`]) and a periodic Gmail sync whose cadence
 //! follows whether the window is visible ([`GmailCadence`]).
 //!
 //! Each change is reported to a callback, which the desktop app turns into UI events and
@@ -8,14 +8,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use countersign_muster::{EventOptions, MusterClient, MusterEvent};
 use tokio::sync::watch;
 
 use crate::error::Result;
 use crate::reachability::{self, Failure};
 use crate::services::Services;
 use crate::store::{Account, Store};
-use crate::sync::{muster::apply_event, sync_gmail_with, Listing};
+use crate::sync::{sync_gmail_with, Listing};
+
+mod muster;
+
+pub use muster::{follow_muster, MusterPace, MusterPolling, MUSTER_POLLING};
 
 /// Something that changed in the mirror or in a service's reachability.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,80 +43,6 @@ pub enum LiveChange {
 
 /// The callback that hears about changes.
 pub type OnChange = Arc<dyn Fn(LiveChange) + Send + Sync>;
-
-/// Follow one muster account's event stream until `stop` turns true.
-pub async fn follow_muster(
-    store: Store,
-    account: Account,
-    client: MusterClient,
-    options: EventOptions,
-    on_change: OnChange,
-    mut stop: watch::Receiver<bool>,
-) {
-    let mut events = client.events(options);
-    // Whether the owner was last told this account is offline: a quiet stream is not, but a
-    // periodic re-sync that could not reach muster is, until one reaches it again.
-    let mut offline = false;
-    loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            _ = stop.changed() => return,
-        };
-        let Some(event) = event else {
-            return;
-        };
-        // A removal waits for this task to end: a sync in progress is dropped, not finished.
-        let applied = tokio::select! {
-            applied = apply_event(&store, &account, &client, &event) => applied,
-            _ = stop.changed() => return,
-        };
-        match applied {
-            Ok(Some(_report)) => {
-                if matches!(event, MusterEvent::Connected)
-                    || (offline && matches!(event, MusterEvent::Resync))
-                {
-                    offline = false;
-                    reachability::record_answered(&store, &account.id).await;
-                    on_change(LiveChange::Reachability {
-                        account_id: account.id.clone(),
-                        online: true,
-                        detail: None,
-                    });
-                }
-                // A change event always changed something (a state, a check, a route).
-                on_change(LiveChange::ItemsChanged {
-                    account_id: account.id.clone(),
-                });
-            }
-            Ok(None) => {
-                // apply_event recorded it; the event says what the mirror now holds.
-                let (online, detail) = match &event {
-                    MusterEvent::Disconnected { reason } => (false, reason.clone()),
-                    _ => (true, reachability::MUSTER_SIGN_IN_AGAIN.to_string()),
-                };
-                offline = !online;
-                on_change(LiveChange::Reachability {
-                    account_id: account.id.clone(),
-                    online,
-                    detail: Some(detail),
-                });
-            }
-            Err(e) => {
-                tracing::warn!(account = %account.id, error = %e, "muster sync failed");
-                if reachability::record_failure(&store, &account.id, &e).await
-                    == Failure::Unreachable
-                {
-                    offline = true;
-                    on_change(LiveChange::Reachability {
-                        account_id: account.id.clone(),
-                        online: false,
-                        detail: Some(e.to_string()),
-                    });
-                }
-            }
-        }
-    }
-}
 
 /// How often Gmail is checked. Gmail offers a desktop app no push; an incremental check with no
 /// change is one `history.list` (2 units): every 5 s is 24 units a minute, 0.2 % of the

@@ -6,22 +6,21 @@
 //! Each new refusal (a failed send, a refused check) is recorded once, however many times a
 //! sync sees it, for the desktop app to turn into one notification.
 
-use std::collections::BTreeSet;
-
 use chrono::Utc;
-use countersign_muster::{
-    CheckState, DraftState, MusterClient, MusterEvent, PluginDraft, Route, Unreadable,
-};
+use countersign_muster::{CheckState, DraftState, MusterClient, PluginDraft, Route, Unreadable};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{ItemState, RouteState, Source, MAX_ROUTE_REDRAFTS};
 use crate::error::{Error, Result};
-use crate::reachability::{Failure, Reach, MUSTER_SIGN_IN_AGAIN};
 use crate::render::{render_message, Address, RenderOptions};
 use crate::store::{
     parse_time, Account, DraftContent, MusterFields, ObservedDraft, Refusal, RefusalKind,
     RouteRecord, Store,
 };
+
+mod resync;
+
+pub use resync::{apply_event, sync_muster, sync_muster_scoped, MusterScope};
 
 /// What a muster sync did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -58,58 +57,6 @@ pub struct MusterAnswers {
     /// Its full text, when muster gave it (`inReplyTo.text`); `None`: only the snippet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-}
-
-/// Mirror every draft and route of the instance.
-pub async fn sync_muster(
-    store: &Store,
-    account: &Account,
-    client: &MusterClient,
-) -> Result<MusterSyncReport> {
-    // Each record is read on its own: one muster sends oddly never stops the others.
-    let listed_drafts = client.list_drafts(None).await?;
-    let listed_messages = client.list_messages(None).await?;
-    let mut report = MusterSyncReport::default();
-    for odd in &listed_messages.unreadable {
-        report.unreadable.push(unreadable_sentence("message", odd));
-    }
-    let drafts = listed_drafts.records;
-    let mut message_ids: BTreeSet<String> =
-        listed_messages.records.into_iter().map(|m| m.id).collect();
-    message_ids.extend(drafts.iter().map(|d| d.message_id.clone()));
-    // Routes first: a draft's story refers to them.
-    for message_id in &message_ids {
-        report.routes += mirror_routes(store, account, client, message_id, &mut report).await?;
-    }
-    for draft in &drafts {
-        record(store, account, draft, &mut report).await?;
-    }
-    for odd in &listed_drafts.unreadable {
-        report.unreadable.push(unreadable_sentence("draft", odd));
-        record_unreadable(store, account, odd, &mut report).await?;
-    }
-    // The list holds every draft in every state: one missing from it was deleted in muster.
-    // Only drafts still waiting for the owner change; a decision in flight settles its own.
-    // A draft that could not be read without an id could be any of them: none is called gone.
-    if listed_drafts.unreadable.iter().all(|odd| odd.id.is_some()) {
-        let listed: BTreeSet<&str> = drafts
-            .iter()
-            .map(|d| d.id.as_str())
-            .chain(
-                listed_drafts
-                    .unreadable
-                    .iter()
-                    .filter_map(|o| o.id.as_deref()),
-            )
-            .collect();
-        for (item_id, external_id, _, state) in store.item_versions(&account.id).await? {
-            if !listed.contains(external_id.as_str()) {
-                mark_deleted_in_muster(store, item_id, state).await?;
-            }
-        }
-    }
-    store.record_sync_success(&account.id, None, true).await?;
-    Ok(report)
 }
 
 /// A draft muster no longer has is gone — unless a decision on it is in flight (queued or
@@ -185,36 +132,6 @@ pub async fn sync_muster_route(
     Ok(report)
 }
 
-/// Apply one event from muster's stream to the mirror.
-pub async fn apply_event(
-    store: &Store,
-    account: &Account,
-    client: &MusterClient,
-    event: &MusterEvent,
-) -> Result<Option<MusterSyncReport>> {
-    let report = match event {
-        MusterEvent::Connected | MusterEvent::Resync => sync_muster(store, account, client).await?,
-        MusterEvent::DraftChanged { id } => sync_muster_draft(store, account, client, id).await?,
-        MusterEvent::RouteChanged { id } => sync_muster_route(store, account, client, id).await?,
-        MusterEvent::Disconnected { reason } => {
-            store
-                .record_reachability(&account.id, Reach::Failed(Failure::Unreachable, reason))
-                .await?;
-            return Ok(None);
-        }
-        MusterEvent::SignInAgain => {
-            store
-                .record_reachability(
-                    &account.id,
-                    Reach::Failed(Failure::Refused, MUSTER_SIGN_IN_AGAIN),
-                )
-                .await?;
-            return Ok(None);
-        }
-    };
-    Ok(Some(report))
-}
-
 /// Mirror the routes of one message; one that cannot be read, or is in a state the mirror
 /// cannot hold, is named in `report.unreadable` and the others are mirrored.
 async fn mirror_routes(
@@ -224,7 +141,7 @@ async fn mirror_routes(
     message_id: &str,
     report: &mut MusterSyncReport,
 ) -> Result<usize> {
-    let routes = client.list_routes(message_id).await?;
+    let routes = resync::retrying(|| client.list_routes(message_id)).await?;
     for odd in &routes.unreadable {
         report.unreadable.push(unreadable_sentence("route", odd));
     }

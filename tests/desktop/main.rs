@@ -18,6 +18,7 @@ mod edit;
 mod keyring;
 mod muster;
 mod muster_polling;
+mod narrow;
 mod offline;
 mod queue;
 mod record;

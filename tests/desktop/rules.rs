@@ -146,18 +146,23 @@ async fn a_draft_an_armed_rule_approved_names_the_rule_with_its_countdown_and_un
     let (draft, item) = a_short_reply_arrives(&fixture, &app).await;
 
     let row = format!("[role=option][data-id=\"{item}\"]");
+    // The row shows the countdown and, apart (it gives way in a narrow row), the rule.
     let shown = session
-        .wait_for_text(
-            &row,
-            &format!("Approved by rule {RULE} — sending in"),
-            UI_TIMEOUT,
-        )
+        .wait_for_text(&format!("{row} .countdown"), "Sending in", UI_TIMEOUT)
         .await
         .or_log(&app)
         .text()
         .await
         .unwrap();
     assert!(shown.contains(" s"), "the row counts down: {shown:?}");
+    session
+        .wait_for_text(
+            &format!("{row} .by-rule"),
+            &format!("Approved by rule {RULE}"),
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
     session
         .wait_for_text(
             "[data-testid=status-queued]",

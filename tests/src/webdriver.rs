@@ -167,6 +167,14 @@ impl Session {
         Ok(())
     }
 
+    /// Sets the window's outer size (the owner dragging its edge).
+    pub async fn set_window_size(&self, width: u32, height: u32) -> Result<()> {
+        self.post("/window/rect", json!({"width": width, "height": height}))
+            .await
+            .context("cannot resize the window")?;
+        Ok(())
+    }
+
     /// Types `keys` into whatever has focus, as a user at the keyboard would (key down/up per
     /// character; use the spec's code points such as `"\u{E007}"` for Enter).
     pub async fn press_keys(&self, keys: &str) -> Result<()> {

@@ -73,11 +73,43 @@ export function sizeLabel(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-/** A local date and time for an RFC 3339 instant. */
+/** A local date and time for an RFC 3339 instant, in the owner's locale and time zone (the one
+ * formatting every view uses; exports keep RFC 3339). */
 export function timeLabel(iso: string | null): string {
   if (!iso) return "never";
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+/** The exact moment, for a hover: weekday, date, time with seconds and the time zone. */
+export function exactTimeLabel(iso: string | null): string {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleString(undefined, {
+    weekday: "short",
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZoneName: "short",
+  });
+}
+
+/** How long ago, where a list shows recency: "just now", "2 min ago", "3 h ago", then the
+ * local date and time. `now` in ms (the app's ticking clock). */
+export function recencyLabel(iso: string | null, now: number): string {
+  if (!iso) return "never";
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const seconds = Math.round((now - at) / 1000);
+  if (seconds < 0) return timeLabel(iso);
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 6 * 3600) return `${Math.floor(seconds / 3600)} h ago`;
+  return timeLabel(iso);
 }
 
 /** Why nothing goes out now, when the last status said so. */
@@ -99,13 +131,28 @@ export function decisionLabel(
   now: number,
   sending: SendingState = { paused: false, dispatching: true },
 ): string | null {
+  const parts = decisionParts(item, now, sending);
+  if (!parts) return null;
+  // A rule's decision names the rule that took it, so the owner knows what Undo takes back.
+  if (!parts.byRule) return parts.countdown;
+  const what = parts.countdown;
+  return `${parts.byRule} — ${what.charAt(0).toLowerCase()}${what.slice(1)}`;
+}
+
+/** The queued decision of `item` in two parts, for a row too narrow for both: the countdown
+ * ("Sending in 7 s"), which must stay whole, and who decided ("Approved by rule R"), which may
+ * be cut. Null when nothing is queued. */
+export function decisionParts(
+  item: ItemSummary,
+  now: number,
+  sending: SendingState = { paused: false, dispatching: true },
+): { countdown: string; byRule: string | null } | null {
   const decision = item.decision;
   if (!decision || item.state !== "queued") return null;
-  const what = queuedLabel(decision, item.accountOnline, now, sending);
-  // A rule's decision names the rule that took it, so the owner knows what Undo takes back.
-  if (!decision.byRule) return what;
+  const countdown = queuedLabel(decision, item.accountOnline, now, sending);
+  if (!decision.byRule) return { countdown, byRule: null };
   const by = decision.kind === "reject" ? "Rejected" : "Approved";
-  return `${by} by rule ${decision.byRule} — ${what.charAt(0).toLowerCase()}${what.slice(1)}`;
+  return { countdown, byRule: `${by} by rule ${decision.byRule}` };
 }
 
 function queuedLabel(

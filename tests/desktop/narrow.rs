@@ -33,7 +33,7 @@ async fn at_800_wide_a_long_rule_name_gives_way_and_the_countdown_stays_whole() 
     let before = fixture.store.settings().await.unwrap();
     let mut settings = before.clone();
     // Long enough that the decision is still counting down when the test looks.
-    settings.undo_window_secs = 600;
+    settings.undo_window_secs = 60;
     settings.rule_settle_secs = 0;
     fixture
         .store

@@ -10,6 +10,7 @@ mod output;
 mod review;
 mod rules;
 mod settings;
+mod status;
 mod sync;
 
 use std::path::{Path, PathBuf};
@@ -143,6 +144,9 @@ enum Command {
         #[command(subcommand)]
         command: audit::AuditCommand,
     },
+    /// Whether sending is on, what waits, whether the record holds, and the decisions set
+    /// aside because the record does not vouch for them.
+    Status,
     /// Stop sending: no decision leaves until `resume`.
     Pause,
     /// Resume sending.
@@ -248,7 +252,8 @@ fn services(data_dir: &Path) -> countersign_core::services::Services {
 }
 
 async fn open_store(dir: &Path) -> Result<Store> {
-    Store::open(dir)
+    // The record's key is kept where the tokens are (the keyring, or their 0600 files).
+    Store::open_keyed(dir, &services(dir).record_keys())
         .await
         .with_context(|| format!("cannot open the data directory {}", dir.display()))
 }
@@ -264,6 +269,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bulk { command } => bulk::run(&store, command, ACTOR, json).await,
         Command::History(args) => history::run(&store, args, json).await,
         Command::Agents => history::agents(&store, json).await,
+        Command::Status => status::run(&store, json).await,
         Command::Rules { command } => rules::run(&store, command, ACTOR, json).await,
         Command::Dispatch { wait, timeout } => {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));

@@ -9,6 +9,7 @@ mod keyring;
 mod muster;
 mod review;
 mod rules;
+mod sealed;
 mod shown;
 mod support;
 

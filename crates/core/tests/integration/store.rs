@@ -212,7 +212,10 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     assert_eq!(verdict.rows, 2);
     assert_eq!(verdict.broken, None);
     let legacy = verdict.legacy.unwrap();
-    assert!(legacy.contains("the first 1 rows were written before the record was sealed"), "{legacy}");
+    assert!(
+        legacy.contains("the first 1 rows were written before the record was sealed"),
+        "{legacy}"
+    );
     let chained: Vec<Option<String>> = sqlx::query_scalar("SELECT mac FROM audit_log")
         .fetch_all(
             &sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))

@@ -244,3 +244,57 @@ async fn a_mirror_copied_without_its_key_verifies_as_cannot_check_not_intact() {
     );
     assert!(!verify.stdout.contains("intact"), "{}", verify.stdout);
 }
+
+fn sha256sum(bytes: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum runs");
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_refuses_bytes_edited_with_sqlite3_digests_and_all() {
+    let (cli, _gmail) = real_history().await;
+    let sent = cli
+        .exec(&["history", "--kind", "sent", "--json"])
+        .await
+        .ok()
+        .json();
+    let decision = sent[0]["decisionId"].to_string();
+    let item = sent[0]["itemId"].to_string();
+    let genuine = cli.exec(&["history", "--bytes", &decision]).await.ok();
+    assert!(
+        genuine.stdout.contains("Tuesday works"),
+        "{}",
+        genuine.stdout
+    );
+
+    // The intruder rewrites what was sent, and every digest stored beside it.
+    let forged = genuine
+        .stdout
+        .replace("Yes, Tuesday works.", "Yes, and I agree to pay.");
+    let digest = sha256sum(forged.as_bytes());
+    let hex: String = forged.bytes().map(|b| format!("{b:02x}")).collect();
+    sqlite3(
+        &cli,
+        &format!(
+            "UPDATE draft_versions SET content = X'{hex}', sha256 = '{digest}' WHERE item_id = {item};
+             UPDATE decisions SET digest = '{digest}', sent_digest = NULL, sent_header_added = NULL
+              WHERE id = {decision};"
+        ),
+    );
+    let shown = cli.exec(&["history", "--bytes", &decision]).await;
+    assert!(!shown.status.success(), "{}", shown.stdout);
+    assert!(!shown.stdout.contains("I agree to pay"), "{}", shown.stdout);
+    assert!(
+        shown.stderr.contains("the record does not vouch for it")
+            || shown.stderr.contains("these are not the bytes it bound to"),
+        "{}",
+        shown.stderr
+    );
+}

@@ -69,6 +69,50 @@ async fn read(tx: &mut sqlx::SqliteConnection, id: i64) -> Result<SealedDecision
     .await?)
 }
 
+impl super::Store {
+    /// The digest the sealed record holds for decision `id`: from the first audit row sealed
+    /// about it (its references as written), after checking that row's seal and, where the
+    /// decision carries one, the decision's own. `Err` says, in words, why the record does not
+    /// vouch for it — History then shows that, never the bytes as "what left".
+    pub async fn sealed_digest(&self, id: i64) -> Result<std::result::Result<String, String>> {
+        let key = match self.keys.key() {
+            Ok(key) => key,
+            Err(why) => return Ok(Err(why.to_owned())),
+        };
+        let mut conn = self.pool().acquire().await?;
+        let row = read(&mut conn, id).await?;
+        if let Some(seal) = row.seal.as_deref() {
+            if !key.verifies(DOMAIN, &[&row.content()], seal) {
+                return Ok(Err(format!(
+                    "decision {id} was changed after it was sealed"
+                )));
+            }
+        }
+        let sql = format!(
+            "SELECT {SEALED_COLUMNS} FROM audit_log
+             WHERE json_extract(refs, '$[1]') = ? ORDER BY id LIMIT 1"
+        );
+        let audit: Option<SealedRow> = sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        let Some(audit) = audit else {
+            return Ok(Err(format!("no sealed audit row records decision {id}")));
+        };
+        let sealed = match (audit.prev_mac.as_deref(), audit.mac.as_deref()) {
+            (Some(prev), Some(mac)) => audit_row_mac(key, prev, &audit) == mac,
+            _ => false,
+        };
+        match audit.digest {
+            Some(digest) if sealed => Ok(Ok(digest)),
+            _ => Ok(Err(format!(
+                "audit row {} about decision {id} does not hold its seal",
+                audit.id
+            ))),
+        }
+    }
+}
+
 /// Link decision `id` to its audit row and view, and seal it.
 pub(crate) async fn seal_decision_in(
     tx: &mut sqlx::SqliteConnection,

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
-use countersign_core::store::{AuditEntry, AuditVerdict, Checkpoint, SecretStorage, VerdictStatus};
+use countersign_core::store::{
+    AuditEntry, AuditVerdict, Checkpoint, ExportEnd, SecretStorage, VerdictStatus,
+};
 use countersign_core::Store;
 
 /// The `audit` subcommands.
@@ -19,6 +21,9 @@ pub enum AuditCommand {
         /// A checkpoint written earlier (`audit checkpoint`): the present log must extend it.
         #[arg(long, value_name = "FILE")]
         checkpoint: Option<std::path::PathBuf>,
+        /// Check this export (`audit export` output) instead of the log.
+        #[arg(long, value_name = "FILE", conflicts_with = "checkpoint")]
+        export: Option<std::path::PathBuf>,
     },
     /// Print the log's head (origin, row count, MAC of the last row): keep it elsewhere, and
     /// `audit verify --checkpoint` proves later that the log only grew.
@@ -47,7 +52,34 @@ pub enum ExportFormat {
 /// Run one `audit` subcommand.
 pub async fn run(store: &Store, command: &AuditCommand, json: bool) -> Result<ExitCode> {
     match command {
-        AuditCommand::Verify { checkpoint } => {
+        AuditCommand::Verify {
+            export: Some(path), ..
+        } => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let verdict = store.verify_export(&text).await?;
+            if json {
+                println!("{}", serde_json::to_string(&verdict)?);
+            } else {
+                if verdict.findings.is_empty() {
+                    println!("The export holds: {} rows.", verdict.rows);
+                } else {
+                    println!("The export was tampered with:");
+                    for finding in &verdict.findings {
+                        println!("  row {}: {}", finding.row_id, finding.problem);
+                    }
+                }
+                if let Some(unchecked) = &verdict.unchecked {
+                    println!("Not checked: {unchecked}.");
+                }
+            }
+            Ok(if verdict.findings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        AuditCommand::Verify { checkpoint, .. } => {
             let checkpoint = match checkpoint {
                 Some(path) => {
                     let text = std::fs::read_to_string(path)
@@ -79,15 +111,24 @@ pub async fn run(store: &Store, command: &AuditCommand, json: bool) -> Result<Ex
         }
         AuditCommand::Export { format, since } => {
             let since = since.as_deref().map(parse_since).transpose()?;
-            let entries = store.audit_log_since(since).await?;
             let mut out = std::io::stdout().lock();
             match format {
                 ExportFormat::Jsonl => {
-                    for entry in &entries {
-                        writeln!(out, "{}", serde_json::to_string(entry)?)?;
+                    // Each row with its MAC and the previous one, then the checkpoint: the
+                    // export carries its own proof (`audit verify --export`).
+                    let rows = store.export_rows(since).await?;
+                    for row in &rows {
+                        writeln!(out, "{}", serde_json::to_string(row)?)?;
                     }
+                    let checkpoint = store.audit_checkpoint().await?;
+                    let end = ExportEnd {
+                        // Nothing since then: the export begins after the last row.
+                        from_row: rows.first().map_or(checkpoint.size as i64 + 1, |r| r.id),
+                        checkpoint,
+                    };
+                    writeln!(out, "{}", serde_json::to_string(&end)?)?;
                 }
-                ExportFormat::Csv => write_csv(&mut out, &entries)?,
+                ExportFormat::Csv => write_csv(&mut out, &store.audit_log_since(since).await?)?,
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -298,3 +298,58 @@ async fn history_refuses_bytes_edited_with_sqlite3_digests_and_all() {
         shown.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_verifies_and_an_edited_line_of_it_is_named() {
+    let (cli, _gmail) = real_history().await;
+    let export = cli.exec(&["audit", "export"]).await.ok().stdout;
+    let path = cli.scratch().join("export.jsonl");
+    std::fs::write(&path, &export).unwrap();
+    let path = path.display().to_string();
+    let holds = cli.exec(&["audit", "verify", "--export", &path]).await.ok();
+    assert!(
+        holds.stdout.starts_with("The export holds"),
+        "{}",
+        holds.stdout
+    );
+
+    // Checked on another machine (another mirror, no key): the links and the checkpoint are
+    // checked, and it says what it could not check.
+    let elsewhere = Cli::new();
+    let there = elsewhere
+        .exec(&["audit", "verify", "--export", &path])
+        .await
+        .ok();
+    assert!(
+        there
+            .stdout
+            .contains("cannot be recomputed without this mirror's key"),
+        "{}",
+        there.stdout
+    );
+
+    let edited = export.replacen("never promise, refunds", "refunds approved", 1);
+    assert_ne!(edited, export);
+    std::fs::write(cli.scratch().join("export.jsonl"), &edited).unwrap();
+    let named = cli.exec(&["audit", "verify", "--export", &path]).await;
+    assert_eq!(named.status.code(), Some(1), "{}", named.stdout);
+    assert!(named.stdout.contains("was changed"), "{}", named.stdout);
+
+    // A line cut out, checked where the key is not: the links name it.
+    let cut: String = export
+        .lines()
+        .enumerate()
+        .filter(|(n, _)| *n != 1)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(cli.scratch().join("export.jsonl"), &cut).unwrap();
+    let named = elsewhere
+        .exec(&["audit", "verify", "--export", &path])
+        .await;
+    assert_eq!(named.status.code(), Some(1), "{}", named.stdout);
+    assert!(
+        named.stdout.contains("row 3 does not follow"),
+        "{}",
+        named.stdout
+    );
+}

@@ -9,6 +9,7 @@ mod audit;
 mod cursors;
 mod decision_seal;
 mod decisions;
+mod export;
 mod items;
 mod names;
 mod queue;
@@ -39,6 +40,7 @@ pub use audit::{AuditEntry, NewAuditEntry};
 pub use cursors::SyncCursor;
 pub use decision_seal::UNVOUCHED;
 pub use decisions::{Claim, Decision, DecisionFilter, NewDecision};
+pub use export::{ExportEnd, ExportRow, ExportVerdict};
 pub use items::{
     DraftContent, Item, ItemFilter, ItemSummary, LiveDecision, MusterFields, ObservedDraft,
     RecordOutcome,

@@ -25,6 +25,7 @@ const COMMANDS: &[&str] = &[
     "approve_all_displayed",
     "raw_source",
     "history_page",
+    "record_standing",
     "agent_figures",
     "left_message",
     "open_in_gmail",

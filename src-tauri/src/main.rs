@@ -151,6 +151,7 @@ fn main() -> anyhow::Result<()> {
             commands::approve_all_displayed,
             commands::raw_source,
             commands::history_page,
+            commands::record_standing,
             commands::agent_figures,
             commands::left_message,
             commands::open_in_gmail,

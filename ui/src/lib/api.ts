@@ -17,6 +17,7 @@ import type {
   ItemsChanged,
   ItemSummary,
   LeftMessage,
+  RecordStanding,
   Listed,
   OpenItem,
   PageStart,
@@ -129,6 +130,8 @@ export const rawSource = (id: number) => call<string>("raw_source", { id });
 /** A page of the record: decisions carried out or refused, newest first. */
 export const historyPage = (filter: HistoryFilter) =>
   call<HistoryEntry[]>("history_page", { filter });
+/** How the record stands: whether the sealed log holds, and its checkpoint. */
+export const recordStanding = () => call<RecordStanding>("record_standing");
 /** Per agent figures: approved, edited, rejected, by rule, median time to decision. */
 export const agentFigures = () => call<AgentFigures[]>("agent_figures");
 /** One decision of the record: the exact bytes it bound to (that left, for a send). */

@@ -53,7 +53,7 @@ pub use seal::RecordKeyStore;
 pub use settings::{RemoteContentPolicy, Settings, SettingsChange};
 pub use stamps::stamp_conflict_reason;
 pub use threads::ThreadMessage;
-pub use verify::{AuditBreak, AuditVerdict, Checkpoint, VerdictStatus};
+pub use verify::{AuditBreak, AuditVerdict, Checkpoint, RecordStanding, VerdictStatus};
 pub use versions::DraftVersion;
 pub(crate) use views::view_of_in;
 pub use views::{ShownPart, ViewEvent};

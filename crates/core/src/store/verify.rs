@@ -326,3 +326,46 @@ async fn reference_changed(store: &Store, row: &SealedRow) -> Result<Option<Stri
     }
     Ok(None)
 }
+
+/// How the record stands, for the History view: the verdict in words and the checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct RecordStanding {
+    /// Rows in the log.
+    pub rows: usize,
+    /// Every row sealed, in order, the head the newest row.
+    pub intact: bool,
+    /// What does not hold, one sentence a finding (the first few).
+    pub findings: Vec<String>,
+    /// How many findings in all.
+    pub finding_count: usize,
+    /// Why nothing could be checked (the key is missing, or another).
+    pub cannot_check: Option<String>,
+    /// The key is in a file in the data directory: the record is only as safe as that file.
+    pub key_in_file: bool,
+    /// The checkpoint to keep elsewhere, as `audit checkpoint` prints it.
+    pub checkpoint: String,
+}
+
+impl Store {
+    /// How the record stands now.
+    pub async fn record_standing(&self) -> Result<RecordStanding> {
+        let verdict = self.verify_audit().await?;
+        let checkpoint = self.audit_checkpoint().await?;
+        Ok(RecordStanding {
+            rows: verdict.rows,
+            intact: verdict.status == VerdictStatus::Intact,
+            findings: verdict
+                .findings
+                .iter()
+                .take(5)
+                .map(|f| f.problem.clone())
+                .collect(),
+            finding_count: verdict.findings.len(),
+            cannot_check: verdict.cannot_check,
+            key_in_file: verdict.key_storage == Some(SecretStorage::File),
+            checkpoint: checkpoint.to_text(),
+        })
+    }
+}

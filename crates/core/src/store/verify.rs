@@ -178,6 +178,8 @@ impl Store {
                         row.id
                     ),
                 );
+                // Its id is taken: the next sealed row follows the last sealed one, not a gap.
+                previous_id = row.id;
                 continue;
             };
             if row.prev_mac.as_deref() != Some(expected_prev.as_str()) {

@@ -132,6 +132,16 @@ async fn rows_written_around_countersign_are_findings_and_never_sealed_when_the_
     let reopened = countersign_core::Store::open_file(env.store.path())
         .await
         .unwrap();
+    // Countersign writes on after them: its row follows the last sealed one, and only the two
+    // rows without a seal are named (no gap where they are).
+    reopened
+        .append_audit(&NewAuditEntry {
+            actor: "owner via test".into(),
+            action: "reject".into(),
+            ..NewAuditEntry::default()
+        })
+        .await
+        .unwrap();
     let verdict = reopened.verify_audit().await.unwrap();
     let named: Vec<i64> = verdict.findings.iter().map(|f| f.row_id).collect();
     assert_eq!(named, vec![3, 4], "{verdict:?}");

@@ -168,6 +168,10 @@ impl Session {
                 data_dir,
             };
         };
+        // The record's checkpoint in the owner's chosen folder, once a day (issue 35).
+        tokio::spawn(countersign_core::store::keep_checkpoints_daily(
+            store.clone(),
+        ));
         let path = data_dir.path();
         let owner_services = || match secrets {
             // Honours COUNTERSIGN_SECRET_STORE=file (the e2e suite never touches a keyring).

@@ -127,6 +127,10 @@ pub async fn run(store: &Store, command: &AuditCommand, json: bool) -> Result<Ex
                         checkpoint,
                     };
                     writeln!(out, "{}", serde_json::to_string(&end)?)?;
+                    // An export also leaves its checkpoint in the owner's folder, if chosen.
+                    if let Some(kept) = store.keep_checkpoint(chrono::Utc::now(), true).await? {
+                        eprintln!("Checkpoint kept in {}.", kept.display());
+                    }
                 }
                 ExportFormat::Csv => write_csv(&mut out, &store.audit_log_since(since).await?)?,
             }

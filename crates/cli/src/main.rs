@@ -261,6 +261,10 @@ async fn open_store(dir: &Path) -> Result<Store> {
 async fn run(cli: Cli) -> Result<ExitCode> {
     let dir = data_dir(&cli)?;
     let store = open_store(&dir).await?;
+    // The daily checkpoint, when the owner chose a folder and the last one is a day old.
+    if let Err(e) = store.keep_checkpoint(chrono::Utc::now(), false).await {
+        eprintln!("warning: {e}");
+    }
     let json = cli.json;
     let printed = match &cli.command {
         Command::Account { command } => return account::run(&store, &dir, command, json).await,

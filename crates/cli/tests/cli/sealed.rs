@@ -353,3 +353,42 @@ async fn an_export_verifies_and_an_edited_line_of_it_is_named() {
         named.stdout
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_are_kept_in_the_chosen_folder_at_each_export_and_once_a_day() {
+    let (cli, _gmail) = real_history().await;
+    let folder = cli.scratch().join("usb-stick");
+    let folder_arg = folder.display().to_string();
+    cli.exec(&["settings", "set", "checkpoint-folder", &folder_arg])
+        .await
+        .ok();
+    let kept = |folder: &std::path::Path| -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(folder)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+    };
+    // The next run wrote the day's checkpoint; another run the same day writes none.
+    cli.exec(&["list"]).await.ok();
+    assert_eq!(kept(&folder).len(), 1, "{:?}", kept(&folder));
+    cli.exec(&["audit", "export"]).await.ok();
+    let files = kept(&folder);
+    assert!(files.len() >= 2, "an export keeps its own: {files:?}");
+    let latest = files.last().unwrap().display().to_string();
+    let intact = cli
+        .exec(&["audit", "verify", "--checkpoint", &latest])
+        .await
+        .ok();
+    assert!(
+        intact.stdout.contains("extends the checkpoint"),
+        "{}",
+        intact.stdout
+    );
+
+    sqlite3(&cli, "DELETE FROM audit_log WHERE id = 2");
+    let named = cli
+        .exec(&["audit", "verify", "--checkpoint", &latest])
+        .await;
+    assert_eq!(named.status.code(), Some(1), "{}", named.stdout);
+}

@@ -6,6 +6,7 @@
 
 mod accounts;
 mod audit;
+mod checkpoint_folder;
 mod cursors;
 mod decision_seal;
 mod decisions;
@@ -37,6 +38,7 @@ use crate::error::{Error, Result};
 
 pub use accounts::{Account, NewAccount, SecretStorage};
 pub use audit::{AuditEntry, NewAuditEntry};
+pub use checkpoint_folder::keep_checkpoints_daily;
 pub use cursors::SyncCursor;
 pub use decision_seal::UNVOUCHED;
 pub use decisions::{Claim, Decision, DecisionFilter, NewDecision};

@@ -27,6 +27,7 @@ const COMMANDS: &[&str] = &[
     "reveal",
     "approval_cautions",
     "history_page",
+    "record_standing",
     "agent_figures",
     "left_message",
     "open_in_gmail",

@@ -438,6 +438,14 @@ pub async fn history_page(
     Ok(state.store()?.history(&filter).await?)
 }
 
+/// How the record stands: whether the sealed log holds, and its checkpoint (issue 35).
+#[tauri::command]
+pub async fn record_standing(
+    state: State<'_, AppState>,
+) -> Result<countersign_core::store::RecordStanding, UiError> {
+    Ok(state.store()?.record_standing().await?)
+}
+
 /// Per agent figures over the whole record.
 #[tauri::command]
 pub async fn agent_figures(state: State<'_, AppState>) -> Result<Vec<AgentFigures>, UiError> {

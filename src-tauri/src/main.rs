@@ -153,6 +153,7 @@ fn main() -> anyhow::Result<()> {
             commands::reveal,
             commands::approval_cautions,
             commands::history_page,
+            commands::record_standing,
             commands::agent_figures,
             commands::left_message,
             commands::open_in_gmail,

@@ -164,10 +164,19 @@ impl Session {
         secrets: Secrets,
         on_event: OnEvent,
     ) -> Session {
-        let mirror = Store::open(data_dir.path()).await.map_err(|error| {
-            tracing::error!(error = %error, "cannot open the local mirror");
-            error.to_string()
-        });
+        // The record's key is kept where the tokens are; demo mode and the e2e suite's files
+        // never touch a keyring.
+        let keys = if demo || matches!(secrets, Secrets::Files) {
+            countersign_core::store::RecordKeyStore::file(data_dir.path())
+        } else {
+            Services::new(data_dir.path()).record_keys()
+        };
+        let mirror = Store::open_keyed(data_dir.path(), &keys)
+            .await
+            .map_err(|error| {
+                tracing::error!(error = %error, "cannot open the local mirror");
+                error.to_string()
+            });
         let Ok(store) = &mirror else {
             let why = "the mirror is unavailable".to_string();
             return Session {
@@ -178,6 +187,10 @@ impl Session {
                 data_dir,
             };
         };
+        // The record's checkpoint in the owner's chosen folder, once a day (issue 35).
+        tokio::spawn(countersign_core::store::keep_checkpoints_daily(
+            store.clone(),
+        ));
         let path = data_dir.path();
         let owner_services = || match secrets {
             // Honours COUNTERSIGN_SECRET_STORE=file (the e2e suite never touches a keyring).

@@ -26,6 +26,7 @@ fn export_all(dir: &Path) {
     countersign_core::history::HistoryEntry::export_all(&cfg).unwrap();
     countersign_core::history::AgentFigures::export_all(&cfg).unwrap();
     countersign_core::history::LeftMessage::export_all(&cfg).unwrap();
+    countersign_core::store::RecordStanding::export_all(&cfg).unwrap();
     countersign_core::decide::Listed::export_all(&cfg).unwrap();
     countersign_core::decide::BulkOutcome::export_all(&cfg).unwrap();
     countersign_core::selection::SelectionSummary::export_all(&cfg).unwrap();

@@ -204,3 +204,78 @@ fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     hex::encode(Sha256::digest(bytes))
 }
+
+/// The sealed record (issue 35): History shows the checkpoint to keep elsewhere, and a log
+/// changed with `sqlite3` (around the triggers, as an intruder would) as a banner naming the
+/// row — not as an ordinary list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_shows_the_checkpoint_and_a_record_changed_with_sqlite3_as_a_banner() {
+    let Some(prerequisites) =
+        skip_or_fail("history_shows_the_checkpoint_and_a_record_changed_with_sqlite3_as_a_banner")
+    else {
+        return;
+    };
+    let fixture = Fixture::new().await.unwrap();
+    fixture.connect_gmail().await.unwrap();
+    for n in 0..3 {
+        fixture
+            .store
+            .append_audit(&countersign_core::store::NewAuditEntry {
+                actor: "owner via test".into(),
+                action: "reject".into(),
+                detail: Some(format!("reason {n}")),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    let checkpoint = fixture.store.audit_checkpoint().await.unwrap();
+    let rows = checkpoint.size;
+    let out = std::process::Command::new("sqlite3")
+        .arg(fixture.path().join("mirror.sqlite3"))
+        .arg(format!(
+            "DROP TRIGGER audit_log_no_update; UPDATE audit_log SET detail = 'approved' WHERE id = {rows}"
+        ))
+        .output()
+        .expect("sqlite3 runs (scripts/setup.sh installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let app = fixture.launch(&prerequisites).await.unwrap();
+    let session = app.session();
+    session.press_keys("H").await.unwrap();
+    session
+        .wait_for("[data-testid=record]", UI_TIMEOUT)
+        .await
+        .or_log(&app);
+    session
+        .wait_for_text(
+            "[data-testid=record-banner]",
+            &format!("row {rows} was changed"),
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    session
+        .wait_for_text(
+            "[data-testid=record-checkpoint]",
+            &checkpoint.origin,
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    // The suite keeps secrets in files: the view says what that means for the record.
+    session
+        .wait_for_text(
+            "[data-testid=record-key-file]",
+            "only as safe as that file",
+            UI_TIMEOUT,
+        )
+        .await
+        .or_log(&app);
+    app.screenshot("record-tampered").await.unwrap();
+    app.quit().await.unwrap();
+}

@@ -1,20 +1,33 @@
-//! `countersign audit verify|export`: check the audit log's hash chain, and hand the log over
-//! as JSON lines or CSV.
+//! `countersign audit verify|checkpoint|export`: check the sealed audit log (against a
+//! checkpoint kept elsewhere, if given), print its head, and hand the log over as JSON lines or
+//! CSV.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
-use countersign_core::store::AuditEntry;
+use countersign_core::store::{
+    AuditEntry, AuditVerdict, Checkpoint, ExportEnd, SecretStorage, VerdictStatus,
+};
 use countersign_core::Store;
 
 /// The `audit` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
-    /// Check that no row of the audit log was changed or removed; exits 1 naming the first
-    /// row that does not fit.
-    Verify,
+    /// Check that no row of the audit log was changed, inserted or removed; exits 1 naming
+    /// every row that does not hold, 2 when it cannot be checked (the key is missing).
+    Verify {
+        /// A checkpoint written earlier (`audit checkpoint`): the present log must extend it.
+        #[arg(long, value_name = "FILE")]
+        checkpoint: Option<std::path::PathBuf>,
+        /// Check this export (`audit export` output) instead of the log.
+        #[arg(long, value_name = "FILE", conflicts_with = "checkpoint")]
+        export: Option<std::path::PathBuf>,
+    },
+    /// Print the log's head (origin, row count, MAC of the last row): keep it elsewhere, and
+    /// `audit verify --checkpoint` proves later that the log only grew.
+    Checkpoint,
     /// Print the audit log, oldest first.
     Export {
         /// `jsonl` (one JSON object a line) or `csv` (with a header row).
@@ -39,39 +52,122 @@ pub enum ExportFormat {
 /// Run one `audit` subcommand.
 pub async fn run(store: &Store, command: &AuditCommand, json: bool) -> Result<ExitCode> {
     match command {
-        AuditCommand::Verify => {
-            let verdict = store.verify_audit().await?;
+        AuditCommand::Verify {
+            export: Some(path), ..
+        } => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let verdict = store.verify_export(&text).await?;
             if json {
                 println!("{}", serde_json::to_string(&verdict)?);
             } else {
-                match &verdict.broken {
-                    None => println!("The audit log is intact: {} rows.", verdict.rows),
-                    Some(broken) => println!(
-                        "The audit log was tampered with: {} (first row that does not fit: {}).",
-                        broken.problem, broken.row_id
-                    ),
+                if verdict.findings.is_empty() {
+                    println!("The export holds: {} rows.", verdict.rows);
+                } else {
+                    println!("The export was tampered with:");
+                    for finding in &verdict.findings {
+                        println!("  row {}: {}", finding.row_id, finding.problem);
+                    }
+                }
+                if let Some(unchecked) = &verdict.unchecked {
+                    println!("Not checked: {unchecked}.");
                 }
             }
-            Ok(if verdict.broken.is_none() {
+            Ok(if verdict.findings.is_empty() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
             })
         }
-        AuditCommand::Export { format, since } => {
-            let since = since.as_deref().map(parse_since).transpose()?;
-            let entries = store.audit_log_since(since).await?;
-            let mut out = std::io::stdout().lock();
-            match format {
-                ExportFormat::Jsonl => {
-                    for entry in &entries {
-                        writeln!(out, "{}", serde_json::to_string(entry)?)?;
-                    }
+        AuditCommand::Verify { checkpoint, .. } => {
+            let checkpoint = match checkpoint {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path)
+                        .with_context(|| format!("cannot read {}", path.display()))?;
+                    Some(Checkpoint::parse(&text)?)
                 }
-                ExportFormat::Csv => write_csv(&mut out, &entries)?,
+                None => None,
+            };
+            let verdict = store.verify_audit_against(checkpoint.as_ref()).await?;
+            if json {
+                println!("{}", serde_json::to_string(&verdict)?);
+            } else {
+                print_verdict(&verdict, checkpoint.is_some());
+            }
+            Ok(match verdict.status {
+                VerdictStatus::Intact => ExitCode::SUCCESS,
+                VerdictStatus::Tampered => ExitCode::FAILURE,
+                VerdictStatus::CannotCheck => ExitCode::from(2),
+            })
+        }
+        AuditCommand::Checkpoint => {
+            let checkpoint = store.audit_checkpoint().await?;
+            if json {
+                println!("{}", serde_json::to_string(&checkpoint)?);
+            } else {
+                print!("{}", checkpoint.to_text());
             }
             Ok(ExitCode::SUCCESS)
         }
+        AuditCommand::Export { format, since } => {
+            let since = since.as_deref().map(parse_since).transpose()?;
+            let mut out = std::io::stdout().lock();
+            match format {
+                ExportFormat::Jsonl => {
+                    // Each row with its MAC and the previous one, then the checkpoint: the
+                    // export carries its own proof (`audit verify --export`).
+                    let rows = store.export_rows(since).await?;
+                    for row in &rows {
+                        writeln!(out, "{}", serde_json::to_string(row)?)?;
+                    }
+                    let checkpoint = store.audit_checkpoint().await?;
+                    let end = ExportEnd {
+                        // Nothing since then: the export begins after the last row.
+                        from_row: rows.first().map_or(checkpoint.size as i64 + 1, |r| r.id),
+                        checkpoint,
+                    };
+                    writeln!(out, "{}", serde_json::to_string(&end)?)?;
+                    // An export also leaves its checkpoint in the owner's folder, if chosen.
+                    if let Some(kept) = store.keep_checkpoint(chrono::Utc::now(), true).await? {
+                        eprintln!("Checkpoint kept in {}.", kept.display());
+                    }
+                }
+                ExportFormat::Csv => write_csv(&mut out, &store.audit_log_since(since).await?)?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn print_verdict(verdict: &AuditVerdict, against_checkpoint: bool) {
+    match verdict.status {
+        VerdictStatus::Intact if against_checkpoint => println!(
+            "The audit log is intact: {} rows, and it extends the checkpoint.",
+            verdict.rows
+        ),
+        VerdictStatus::Intact => println!("The audit log is intact: {} rows.", verdict.rows),
+        VerdictStatus::Tampered => {
+            println!("The audit log was tampered with:");
+            for finding in &verdict.findings {
+                println!("  row {}: {}", finding.row_id, finding.problem);
+            }
+        }
+        VerdictStatus::CannotCheck => println!(
+            "The audit log {}; nothing can be said either way.",
+            verdict
+                .cannot_check
+                .as_deref()
+                .unwrap_or("cannot be checked")
+        ),
+    }
+    if verdict.key_storage == Some(SecretStorage::File) {
+        println!(
+            "Its key is kept in a file in the data directory (no OS keyring): the record is only \
+             as safe as that file."
+        );
+    }
+    if let Some(legacy) = &verdict.legacy {
+        println!("Note: {legacy}.");
     }
 }
 

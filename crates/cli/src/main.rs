@@ -11,6 +11,7 @@ mod output;
 mod review;
 mod rules;
 mod settings;
+mod status;
 mod sync;
 
 use std::path::{Path, PathBuf};
@@ -153,6 +154,9 @@ enum Command {
         #[command(subcommand)]
         command: audit::AuditCommand,
     },
+    /// Whether sending is on, what waits, whether the record holds, and the decisions set
+    /// aside because the record does not vouch for them.
+    Status,
     /// Stop sending: no decision leaves until `resume`.
     Pause,
     /// Resume sending.
@@ -258,7 +262,8 @@ fn services(data_dir: &Path) -> countersign_core::services::Services {
 }
 
 async fn open_store(dir: &Path) -> Result<Store> {
-    Store::open(dir)
+    // The record's key is kept where the tokens are (the keyring, or their 0600 files).
+    Store::open_keyed(dir, &services(dir).record_keys())
         .await
         .with_context(|| format!("cannot open the data directory {}", dir.display()))
 }
@@ -266,6 +271,10 @@ async fn open_store(dir: &Path) -> Result<Store> {
 async fn run(cli: Cli) -> Result<ExitCode> {
     let dir = data_dir(&cli)?;
     let store = open_store(&dir).await?;
+    // The daily checkpoint, when the owner chose a folder and the last one is a day old.
+    if let Err(e) = store.keep_checkpoint(chrono::Utc::now(), false).await {
+        eprintln!("warning: {e}");
+    }
     let json = cli.json;
     let printed = match &cli.command {
         Command::Account { command } => return account::run(&store, &dir, command, json).await,
@@ -275,6 +284,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bulk { command } => bulk::run(&store, command, ACTOR, json).await,
         Command::History(args) => history::run(&store, args, json).await,
         Command::Agents => history::agents(&store, json).await,
+        Command::Status => status::run(&store, json).await,
         Command::Rules { command } => rules::run(&store, command, ACTOR, json).await,
         Command::Dispatch { wait, timeout } => {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));

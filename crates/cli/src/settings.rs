@@ -33,6 +33,9 @@ pub enum SettingName {
     RemoteContent,
     /// Seconds a draft must rest unchanged before a rule may decide it.
     RuleSettle,
+    /// A folder (a synced or removable drive) the record's checkpoint is written to at each
+    /// export and daily; `off` for none.
+    CheckpointFolder,
 }
 
 /// Run one `settings` subcommand.
@@ -42,6 +45,17 @@ pub async fn run(store: &Store, command: &SettingsCommand, actor: &str, json: bo
         // The one setting named, on its own: nothing else is written back.
         let mut change = SettingsChange::default();
         match name {
+            SettingName::CheckpointFolder => {
+                let folder = match value.as_str() {
+                    "off" | "none" | "" => None,
+                    path => Some(std::path::absolute(path).with_context(|| {
+                        format!("cannot use {path:?} as the checkpoint folder")
+                    })?),
+                };
+                store
+                    .set_checkpoint_folder(folder.as_deref(), actor)
+                    .await?;
+            }
             SettingName::UndoWindow => {
                 change.undo_window_secs = Some(
                     value
@@ -99,6 +113,11 @@ pub async fn run(store: &Store, command: &SettingsCommand, actor: &str, json: bo
         println!(
             "rule-settle                 {} s",
             settings.rule_settle_secs
+        );
+        let folder = store.checkpoint_folder().await?;
+        println!(
+            "checkpoint-folder           {}",
+            folder.map_or("none".into(), |f| f.display().to_string())
         );
         println!(
             "rules                       {}",

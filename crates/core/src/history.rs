@@ -303,14 +303,22 @@ impl Store {
         let decision = self.get_decision(decision_id).await?;
         let version = self.version(entry.item_id, &entry.version).await?;
         let action = format!("show the bytes of decision {decision_id}");
-        // The bytes themselves, not the digest stored beside them: a changed mirror must not be
-        // shown as what the decision bound to.
+        // The bytes themselves, against the digest the sealed record holds (not the one
+        // stored beside them, which `sqlite3` can change with the bytes): a changed mirror must
+        // not be shown as what the decision bound to.
+        let sealed = self.sealed_digest(decision_id).await?.map_err(|why| {
+            Error::refused(&action, format!("the record does not vouch for it: {why}"))
+        })?;
         let stored = hex::encode(Sha256::digest(version.content.bytes()));
-        if stored != entry.digest {
-            return Err(Error::Corrupt(format!(
-                "{action}: version {} of item {} now hashes to {stored}, the decision bound to {}",
-                entry.version, entry.item_id, entry.digest
-            )));
+        if stored != sealed || stored != entry.digest {
+            return Err(Error::refused(
+                &action,
+                format!(
+                    "these are not the bytes it bound to: version {} of item {} now hashes to \
+                     {stored}, the sealed record says {sealed}",
+                    entry.version, entry.item_id
+                ),
+            ));
         }
         let left = entry.is(HistoryKind::Sent);
         let (content, header_added) = match (

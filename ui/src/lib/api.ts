@@ -17,6 +17,7 @@ import type {
   ItemsChanged,
   ItemSummary,
   LeftMessage,
+  RecordStanding,
   Listed,
   OpenItem,
   PageStart,
@@ -133,6 +134,8 @@ export const reveal = (id: number, version: string) => call<string>("reveal", { 
 /** A page of the record: decisions carried out or refused, newest first. */
 export const historyPage = (filter: HistoryFilter) =>
   call<HistoryEntry[]>("history_page", { filter });
+/** How the record stands: whether the sealed log holds, and its checkpoint. */
+export const recordStanding = () => call<RecordStanding>("record_standing");
 /** Per agent figures: approved, edited, rejected, by rule, median time to decision. */
 export const agentFigures = () => call<AgentFigures[]>("agent_figures");
 /** One decision of the record: the exact bytes it bound to (that left, for a send). */

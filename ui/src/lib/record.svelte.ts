@@ -9,6 +9,7 @@ import type {
   HistoryFilter,
   HistoryKind,
   LeftMessage,
+  RecordStanding,
   UiError,
 } from "./types";
 
@@ -25,6 +26,7 @@ export class DecisionRecord {
   #loading = $state(false);
   #error = $state<UiError | null>(null);
   #opened = $state<LeftMessage | null>(null);
+  #standing = $state<RecordStanding | null>(null);
   #openError = $state<UiError | null>(null);
   /** Bumped by every read of the list: an answer to an older read is dropped. */
   #generation = 0;
@@ -60,6 +62,20 @@ export class DecisionRecord {
   }
   get openError(): UiError | null {
     return this.#openError;
+  }
+  /** Whether the sealed log holds, and its checkpoint (`null` until read, or unreadable). */
+  get standing(): RecordStanding | null {
+    return this.#standing;
+  }
+
+  /** Reads how the record stands (a verification of the whole log). */
+  async readStanding(): Promise<void> {
+    try {
+      this.#standing = await api.recordStanding();
+    } catch {
+      // The list shows its own error; the banner needs an answer to say anything.
+      this.#standing = null;
+    }
   }
 
   #filter(offset: number): HistoryFilter {

@@ -94,11 +94,17 @@ async fn export_writes_every_row_as_json_lines_or_csv() {
         .exec(&["audit", "export", "--format", "jsonl"])
         .await
         .ok();
-    let rows: Vec<serde_json::Value> = jsonl
+    let mut rows: Vec<serde_json::Value> = jsonl
         .stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // The export ends with the log's checkpoint, and every row carries its seal.
+    let end = rows.pop().unwrap();
+    assert_eq!(end["checkpoint"]["size"], rows.len(), "{end}");
+    assert!(rows
+        .iter()
+        .all(|r| r["mac"].as_str().map(str::len) == Some(64)));
     assert!(rows
         .iter()
         .any(|r| r["action"] == "reject" && r["detail"] == "never promise, refunds"));
@@ -118,10 +124,11 @@ async fn export_writes_every_row_as_json_lines_or_csv() {
     );
     assert_eq!(csv.stdout.matches("\r\n").count(), rows.len() + 1);
 
-    // --since in the future leaves nothing.
+    // --since in the future leaves no row: only the checkpoint line.
     let none = cli
         .exec(&["audit", "export", "--since", "2999-01-01"])
         .await
         .ok();
-    assert_eq!(none.stdout, "");
+    assert_eq!(none.stdout.lines().count(), 1, "{}", none.stdout);
+    assert!(none.stdout.starts_with("{\"fromRow\""), "{}", none.stdout);
 }

@@ -10,6 +10,7 @@ mod muster;
 mod muster_status;
 mod review;
 mod rules;
+mod sealed;
 mod shown;
 mod support;
 

@@ -134,6 +134,14 @@ impl Services {
         self
     }
 
+    /// Where the record's key is kept: the same store as the tokens (issue 35).
+    pub fn record_keys(&self) -> crate::store::RecordKeyStore {
+        match self.tokens.kind() {
+            TokenStorageKind::Keyring => crate::store::RecordKeyStore::Keyring,
+            TokenStorageKind::File => crate::store::RecordKeyStore::file(&self.data_dir),
+        }
+    }
+
     /// Where secrets are kept.
     pub fn secret_storage(&self) -> SecretStorage {
         match self.tokens.kind() {

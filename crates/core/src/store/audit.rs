@@ -1,18 +1,20 @@
 //! The audit log: append-only (triggers in the schema refuse updates and deletes), so it can
 //! say exactly who decided what, on which version digest, when, with which outcome.
 //!
-//! It is also hash-chained, so that a change made around the triggers (with `sqlite3`, say) is
-//! seen: each row stores the previous row's hash and its own, `sha256(previous hash, "\n", the
-//! row's content as a JSON array)`, and `audit_head` holds the newest row and its hash.
-//! [`Store::verify_audit`] walks the chain and names the first row that does not fit. The
-//! content is the row's id, time (as stored), actor, action, version, digest, outcome and
-//! detail; the item, decision and view references are left out because the schema itself sets
-//! them to NULL when an account is removed.
+//! Every row is sealed (issue 35, `seal.rs`): an HMAC-SHA256, with the mirror's key from the
+//! keyring, over the previous row's MAC and all its columns (the references as written), and the
+//! sealed head in `record_seal` names the newest row. `verify.rs` checks them. The issue-26 hash
+//! chain (`prev_hash`, `row_hash`) is kept for the rows written before sealing: the first sealing
+//! reports whether it held.
 
 use sha2::{Digest, Sha256};
 
+use super::seal::{
+    audit_row_mac, head_seal, refs_of, KeyState, RecordKey, SealedRow, SEALED_COLUMNS,
+};
+use super::verify::AuditBreak;
 use super::{format_time, Store};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -61,7 +63,7 @@ impl Store {
     /// Append one line.
     pub async fn append_audit(&self, entry: &NewAuditEntry) -> Result<i64> {
         let mut tx = self.write_tx().await?;
-        let id = append_audit_in(&mut tx, entry).await?;
+        let id = append_audit_in(&mut tx, &self.keys, entry).await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -91,135 +93,67 @@ impl Store {
         )
     }
 
-    /// Chain the rows written before the log was chained (once, after the migration that
-    /// added the chain); rows already chained are left alone.
-    pub(crate) async fn seal_audit_chain(&self) -> Result<()> {
-        // Read first: opening the mirror must not take the write lock when nothing is to do.
-        let any: bool =
-            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM audit_log WHERE row_hash IS NULL)")
-                .fetch_one(self.pool())
-                .await?;
-        if !any {
-            return Ok(());
-        }
-        let mut tx = self.write_tx().await?;
-        let unsealed: Vec<ChainRow> = sqlx::query_as(
+    /// Chain the rows written before the log was hash-chained (issue 26), as the first open
+    /// with a key does before sealing them: the hash chain then says whether they were intact.
+    pub(crate) async fn hash_chain_legacy_in(tx: &mut sqlx::SqliteConnection) -> Result<()> {
+        let unchained: Vec<ChainRow> = sqlx::query_as(
             "SELECT id, at, actor, action, version, digest, outcome, detail, prev_hash, row_hash
-             FROM audit_log WHERE row_hash IS NULL ORDER BY id",
+             FROM audit_log WHERE row_hash IS NULL AND mac IS NULL ORDER BY id",
         )
         .fetch_all(&mut *tx)
         .await?;
-        for row in unsealed {
-            let prev = head_hash(&mut tx).await?;
+        for row in unchained {
+            let prev = head_hash(tx).await?;
             let hash = row_hash(&prev, &row.content());
-            seal(&mut tx, row.id, &prev, &hash).await?;
+            seal(tx, row.id, &prev, &hash).await?;
         }
-        tx.commit().await?;
         Ok(())
     }
+}
 
-    /// Walk the hash chain of the audit log: every row must follow the one before it, hash to
-    /// what it says, and the newest must be the one `audit_head` names.
-    pub async fn verify_audit(&self) -> Result<AuditVerdict> {
-        let rows: Vec<ChainRow> = sqlx::query_as(
-            "SELECT id, at, actor, action, version, digest, outcome, detail, prev_hash, row_hash
-             FROM audit_log ORDER BY id",
-        )
-        .fetch_all(self.pool())
-        .await?;
-        let head: Option<(i64, String)> =
-            sqlx::query_as("SELECT row_id, row_hash FROM audit_head WHERE id = 1")
-                .fetch_optional(self.pool())
-                .await?;
-        let broken = |row_id: i64, problem: String| AuditVerdict {
-            rows: rows.len(),
-            broken: Some(AuditBreak { row_id, problem }),
-        };
-        let mut expected_prev = GENESIS.to_owned();
-        let mut previous_id: Option<i64> = None;
-        for row in &rows {
-            let follows = row.prev_hash.as_deref() == Some(expected_prev.as_str());
-            if !follows {
-                // A gap in the ids is a removal: the first missing id is named.
-                return Ok(match previous_id {
-                    Some(before) if row.id != before + 1 => broken(
-                        before + 1,
-                        format!(
-                            "row {} was removed (row {} does not follow row {before})",
-                            before + 1,
-                            row.id
-                        ),
-                    ),
-                    // Its hash checked out, so the row before was rewritten hash and all.
-                    Some(before) => broken(
-                        before,
-                        format!(
-                            "row {before} was changed (row {} no longer follows it)",
-                            row.id
-                        ),
-                    ),
-                    None if row.id > 1 => {
-                        broken(1, format!("the rows before row {} were removed", row.id))
-                    }
-                    None => broken(row.id, format!("row {} was changed", row.id)),
-                });
-            }
-            let hash = row_hash(&expected_prev, &row.content());
-            if row.row_hash.as_deref() != Some(hash.as_str()) {
-                return Ok(broken(row.id, format!("row {} was changed", row.id)));
-            }
-            expected_prev = hash;
-            previous_id = Some(row.id);
+/// The issue-26 hash chain of the rows written before the record was sealed: `None` when it
+/// holds, else the first row that does not fit and why. (Its head moves no more once rows are
+/// sealed: the sealed head in `record_seal` takes over.)
+pub(crate) async fn legacy_chain_break(
+    tx: &mut sqlx::SqliteConnection,
+) -> Result<Option<AuditBreak>> {
+    let rows: Vec<ChainRow> = sqlx::query_as(
+        "SELECT id, at, actor, action, version, digest, outcome, detail, prev_hash, row_hash
+         FROM audit_log ORDER BY id",
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut expected_prev = GENESIS.to_owned();
+    for row in &rows {
+        let hash = row_hash(&expected_prev, &row.content());
+        if row.prev_hash.as_deref() != Some(expected_prev.as_str())
+            || row.row_hash.as_deref() != Some(hash.as_str())
+        {
+            return Ok(Some(AuditBreak {
+                row_id: row.id,
+                problem: format!("row {} did not fit the hash chain", row.id),
+            }));
         }
-        match (head, rows.last()) {
-            (None, None) => {}
-            (Some((head_id, head_hash)), Some(last))
-                if head_id == last.id && Some(head_hash.as_str()) == last.row_hash.as_deref() => {}
-            (Some((head_id, _)), Some(last)) if head_id > last.id => {
-                return Ok(broken(
-                    last.id + 1,
-                    format!("the rows after row {} were removed", last.id),
-                ))
-            }
-            (Some((head_id, _)), None) => {
-                return Ok(broken(head_id, "every row was removed".into()));
-            }
-            (_, Some(last)) => {
-                return Ok(broken(
-                    last.id,
-                    format!("row {} is not the newest row the log recorded", last.id),
-                ))
-            }
-        }
-        Ok(AuditVerdict {
-            rows: rows.len(),
-            broken: None,
-        })
+        expected_prev = hash;
     }
-}
-
-/// What [`Store::verify_audit`] found.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditVerdict {
-    /// Rows in the log.
-    pub rows: usize,
-    /// The first row that does not fit the chain; `None`: the log is intact.
-    pub broken: Option<AuditBreak>,
-}
-
-/// The first place the audit chain is broken.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditBreak {
-    /// The row id.
-    pub row_id: i64,
-    /// What is wrong, in words.
-    pub problem: String,
+    let head: Option<i64> = sqlx::query_scalar("SELECT row_id FROM audit_head WHERE id = 1")
+        .fetch_optional(&mut *tx)
+        .await?;
+    match (head, rows.last()) {
+        (Some(head), Some(last)) if head != last.id => Ok(Some(AuditBreak {
+            row_id: head.min(last.id),
+            problem: format!("the hash chain's head named row {head}"),
+        })),
+        (Some(head), None) => Ok(Some(AuditBreak {
+            row_id: head,
+            problem: "every row was removed".into(),
+        })),
+        _ => Ok(None),
+    }
 }
 
 /// The hash the first row follows.
-const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+use super::seal::GENESIS;
 
 /// A row as the chain sees it.
 #[derive(sqlx::FromRow)]
@@ -291,11 +225,17 @@ async fn seal(tx: &mut sqlx::SqliteConnection, id: i64, prev: &str, hash: &str) 
 
 pub(crate) async fn append_audit_in(
     tx: &mut sqlx::SqliteConnection,
+    keys: &KeyState,
     entry: &NewAuditEntry,
 ) -> Result<i64> {
+    // Nothing is written that cannot be sealed: a mirror without its key is read-only.
+    let key = keys
+        .key()
+        .map_err(|why| Error::refused(format!("record {:?}", entry.action), why))?;
+    let refs = refs_of(entry.item_id, entry.decision_id, entry.view_id);
     let id = sqlx::query_scalar(
-        "INSERT INTO audit_log (at, actor, item_id, decision_id, action, version, digest, outcome, detail, view_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO audit_log (at, actor, item_id, decision_id, action, version, digest, outcome, detail, view_id, refs)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
     .bind(format_time(Utc::now()))
     .bind(&entry.actor)
@@ -307,18 +247,39 @@ pub(crate) async fn append_audit_in(
     .bind(&entry.outcome)
     .bind(&entry.detail)
     .bind(entry.view_id)
+    .bind(&refs)
     .fetch_one(&mut *tx)
     .await?;
-    // Chained in the same transaction: writers are serialised by SQLite, so the head read here
-    // is the row just before this one.
-    let row: ChainRow = sqlx::query_as(
-        "SELECT id, at, actor, action, version, digest, outcome, detail, prev_hash, row_hash
-         FROM audit_log WHERE id = ?",
-    )
-    .bind(id)
-    .fetch_one(&mut *tx)
-    .await?;
-    let prev = head_hash(tx).await?;
-    seal(tx, id, &prev, &row_hash(&prev, &row.content())).await?;
+    seal_row_in(tx, key, id).await?;
     Ok(id)
+}
+
+/// Seal row `id` after the sealed head, and move the head to it. Writers are serialised by
+/// SQLite (every writer holds the write lock), so the head read here is the row before it.
+pub(crate) async fn seal_row_in(
+    tx: &mut sqlx::SqliteConnection,
+    key: &RecordKey,
+    id: i64,
+) -> Result<()> {
+    let sql = format!("SELECT {SEALED_COLUMNS} FROM audit_log WHERE id = ?");
+    let row: SealedRow = sqlx::query_as(&sql).bind(id).fetch_one(&mut *tx).await?;
+    let prev: Option<Option<String>> =
+        sqlx::query_scalar("SELECT head_mac FROM record_seal WHERE id = 1")
+            .fetch_optional(&mut *tx)
+            .await?;
+    let prev = prev.flatten().unwrap_or_else(|| GENESIS.to_owned());
+    let mac = audit_row_mac(key, &prev, &row);
+    sqlx::query("UPDATE audit_log SET prev_mac = ?, mac = ? WHERE id = ?")
+        .bind(&prev)
+        .bind(&mac)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE record_seal SET head_row = ?, head_mac = ?, head_seal = ? WHERE id = 1")
+        .bind(id)
+        .bind(&mac)
+        .bind(head_seal(key, id, &mac))
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
 }

@@ -212,8 +212,9 @@ impl Store {
             )
             .await?;
         }
-        append_audit_in(
+        let audit_id = append_audit_in(
             &mut tx,
+            &self.keys,
             &NewAuditEntry {
                 actor: new.actor.clone(),
                 item_id: Some(new.item_id),
@@ -230,6 +231,8 @@ impl Store {
             },
         )
         .await?;
+        super::decision_seal::seal_decision_in(&mut tx, &self.keys, decision.id, audit_id, view_id)
+            .await?;
         tx.commit().await?;
         Ok(decision)
     }
@@ -308,6 +311,7 @@ impl Store {
         }
         append_audit_in(
             &mut tx,
+            &self.keys,
             &NewAuditEntry {
                 actor: actor.to_string(),
                 item_id: Some(item_id),
@@ -355,6 +359,17 @@ impl Store {
         let Some(decision) = decision else {
             return Ok(None);
         };
+        // Nothing leaves that the record does not vouch for: a decision written around
+        // Countersign (with `sqlite3`, say) is set aside, audited and reported, never retried.
+        let unsendable =
+            super::decision_seal::why_unsendable_in(&mut tx, &self.keys, decision.id).await?;
+        if let Some(why) = unsendable {
+            tracing::warn!(decision = decision.id, %why, "a decision the record does not vouch for was set aside");
+            let why = format!("{} ({why})", super::decision_seal::UNVOUCHED);
+            let aside = set_aside_in(&mut tx, &self.keys, decision, &why).await?;
+            tx.commit().await?;
+            return Ok(Some(Claim::Settled(aside)));
+        }
         let state = decision.state.claim()?;
         let mirrored = item_state_in(&mut tx, decision.item_id).await?;
         if mirrored != ItemState::Queued {
@@ -376,7 +391,8 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             let claimed = Decision { state, ..decision };
-            let settled = finish_in(&mut tx, claimed, &outcome, Some(event), None).await?;
+            let settled =
+                finish_in(&mut tx, &self.keys, claimed, &outcome, Some(event), None).await?;
             tx.commit().await?;
             return Ok(Some(Claim::Settled(settled)));
         }
@@ -418,7 +434,8 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?
             .found("decision", decision_id)?;
-        let finished = finish_in(&mut tx, decision, outcome, item_event, retry_at).await?;
+        let finished =
+            finish_in(&mut tx, &self.keys, decision, outcome, item_event, retry_at).await?;
         tx.commit().await?;
         Ok(finished)
     }
@@ -437,58 +454,9 @@ impl Store {
         if decision.state.is_final() {
             return Ok(decision);
         }
-        let why = match decision.state {
-            // It may have left: the owner looks before deciding again.
-            DecisionState::Dispatching | DecisionState::Uncertain => {
-                format!("{why}; it may have reached the service: look there before deciding again")
-            }
-            _ => format!("{why}; nothing was sent"),
-        };
-        let state = DecisionState::Failed;
-        sqlx::query(
-            "UPDATE decisions SET state = ?, outcome_detail = ?, finished_at = ?,
-                next_attempt_at = NULL WHERE id = ?",
-        )
-        .bind(state.as_str())
-        .bind(&why)
-        .bind(format_time(Utc::now()))
-        .bind(decision_id)
-        .execute(&mut *tx)
-        .await?;
-        // (Its item may be gone with its account: the decision still ends.)
-        let mirrored: Option<ItemState> =
-            sqlx::query_scalar("SELECT state FROM review_items WHERE id = ?")
-                .bind(decision.item_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-        if let Some(mirrored) = mirrored {
-            if !mirrored.is_final() {
-                let item = decision.item_id;
-                apply_item_event_in(&mut tx, item, ItemEvent::Contradicted, Some(&why)).await?;
-            }
-            record_refusal_in(&mut tx, &decision, RefusalKind::Conflict, &why).await?;
-        }
-        append_audit_in(
-            &mut tx,
-            &NewAuditEntry {
-                actor: "dispatcher".into(),
-                item_id: Some(decision.item_id),
-                decision_id: Some(decision_id),
-                action: format!("{} dispatched", decision.kind.as_str()),
-                version: Some(decision.version.clone()),
-                digest: Some(decision.digest.clone()),
-                outcome: Some(state.as_str().to_string()),
-                detail: Some(why.clone()),
-                view_id: None,
-            },
-        )
-        .await?;
+        let aside = set_aside_in(&mut tx, &self.keys, decision, why).await?;
         tx.commit().await?;
-        Ok(Decision {
-            state,
-            outcome_detail: Some(why),
-            ..decision
-        })
+        Ok(aside)
     }
 
     /// Remember the sha256 of the bytes a send will carry (and the header added to the reviewed
@@ -659,6 +627,7 @@ fn heard(event: ItemEvent) -> &'static str {
 /// [`Store::finish_decision`] inside the caller's transaction.
 async fn finish_in(
     tx: &mut sqlx::SqliteConnection,
+    keys: &super::seal::KeyState,
     decision: Decision,
     outcome: &DispatchOutcome,
     item_event: Option<ItemEvent>,
@@ -770,6 +739,7 @@ async fn finish_in(
     };
     append_audit_in(
         &mut *tx,
+        keys,
         &NewAuditEntry {
             actor: "dispatcher".into(),
             item_id: Some(decision.item_id),
@@ -827,4 +797,66 @@ async fn vetoed_in(tx: &mut sqlx::SqliteConnection, item_id: i64, version: &str)
     .bind(version)
     .fetch_one(&mut *tx)
     .await?)
+}
+
+/// End `decision` as failed with `why`, its item a conflict the owner is told about (a refusal,
+/// which the status bar, notifications and `countersign list` show), and an audit row.
+async fn set_aside_in(
+    tx: &mut sqlx::SqliteConnection,
+    keys: &super::seal::KeyState,
+    decision: Decision,
+    why: &str,
+) -> Result<Decision> {
+    let why = match decision.state {
+        // It may have left: the owner looks before deciding again.
+        DecisionState::Dispatching | DecisionState::Uncertain => {
+            format!("{why}; it may have reached the service: look there before deciding again")
+        }
+        _ => format!("{why}; nothing was sent"),
+    };
+    let state = DecisionState::Failed;
+    sqlx::query(
+        "UPDATE decisions SET state = ?, outcome_detail = ?, finished_at = ?,
+            next_attempt_at = NULL WHERE id = ?",
+    )
+    .bind(state.as_str())
+    .bind(&why)
+    .bind(format_time(Utc::now()))
+    .bind(decision.id)
+    .execute(&mut *tx)
+    .await?;
+    // (Its item may be gone with its account: the decision still ends.)
+    let mirrored: Option<ItemState> =
+        sqlx::query_scalar("SELECT state FROM review_items WHERE id = ?")
+            .bind(decision.item_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if let Some(mirrored) = mirrored {
+        if !mirrored.is_final() {
+            let item = decision.item_id;
+            apply_item_event_in(&mut *tx, item, ItemEvent::Contradicted, Some(&why)).await?;
+        }
+        record_refusal_in(&mut *tx, &decision, RefusalKind::Conflict, &why).await?;
+    }
+    append_audit_in(
+        &mut *tx,
+        keys,
+        &NewAuditEntry {
+            actor: "dispatcher".into(),
+            item_id: Some(decision.item_id),
+            decision_id: Some(decision.id),
+            action: format!("{} dispatched", decision.kind.as_str()),
+            version: Some(decision.version.clone()),
+            digest: Some(decision.digest.clone()),
+            outcome: Some(state.as_str().to_string()),
+            detail: Some(why.clone()),
+            view_id: None,
+        },
+    )
+    .await?;
+    Ok(Decision {
+        state,
+        outcome_detail: Some(why),
+        ..decision
+    })
 }

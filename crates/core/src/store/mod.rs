@@ -6,8 +6,11 @@
 
 mod accounts;
 mod audit;
+mod checkpoint_folder;
 mod cursors;
+mod decision_seal;
 mod decisions;
+mod export;
 mod items;
 mod names;
 mod queue;
@@ -15,9 +18,11 @@ mod record;
 mod refusals;
 mod routes;
 mod rules;
+mod seal;
 mod settings;
 mod stamps;
 mod threads;
+mod verify;
 mod versions;
 mod views;
 
@@ -32,9 +37,12 @@ use sqlx::SqlitePool;
 use crate::error::{Error, Result};
 
 pub use accounts::{Account, NewAccount, SecretStorage};
-pub use audit::{AuditBreak, AuditEntry, AuditVerdict, NewAuditEntry};
+pub use audit::{AuditEntry, NewAuditEntry};
+pub use checkpoint_folder::keep_checkpoints_daily;
 pub use cursors::{Delivery, SyncCursor};
+pub use decision_seal::UNVOUCHED;
 pub use decisions::{Claim, Decision, DecisionFilter, NewDecision};
+pub use export::{ExportEnd, ExportRow, ExportVerdict};
 pub use items::{
     DraftContent, Item, ItemFilter, ItemSummary, LiveDecision, MusterFields, ObservedDraft,
     RecordOutcome,
@@ -43,9 +51,11 @@ pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;
 pub use rules::{rule_of_actor, NewEvaluation, Rule, RuleEvaluation, RuleMode};
+pub use seal::RecordKeyStore;
 pub use settings::{RemoteContentPolicy, Settings, SettingsChange};
 pub use stamps::stamp_conflict_reason;
 pub use threads::ThreadMessage;
+pub use verify::{AuditBreak, AuditVerdict, Checkpoint, RecordStanding, VerdictStatus};
 pub use versions::DraftVersion;
 pub(crate) use views::view_of_in;
 pub use views::{ShownPart, ViewEvent};
@@ -63,31 +73,48 @@ const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 pub struct Store {
     pool: SqlitePool,
     path: PathBuf,
+    /// The record's key (issue 35), found or made when the mirror was opened.
+    keys: seal::KeyState,
 }
 
 impl Store {
-    /// Open (or create) the mirror in `data_dir`, creating the directory if needed.
+    /// Open (or create) the mirror in `data_dir`, creating the directory if needed, with the
+    /// record's key in a 0600 file under it — what the file secret store does (tests, demo
+    /// mode). The app and the CLI use [`Store::open_keyed`] with the store their tokens use.
     pub async fn open(data_dir: &Path) -> Result<Store> {
+        Store::open_keyed(data_dir, &RecordKeyStore::file(data_dir)).await
+    }
+
+    /// Open (or create) the mirror in `data_dir`, its record's key kept in `keys`.
+    pub async fn open_keyed(data_dir: &Path, keys: &RecordKeyStore) -> Result<Store> {
         std::fs::create_dir_all(data_dir).map_err(|source| Error::DataDir {
             path: data_dir.to_path_buf(),
             source,
         })?;
         restrict_permissions(data_dir);
-        Store::open_file(&data_dir.join(MIRROR_FILE)).await
+        Store::open_file_keyed(&data_dir.join(MIRROR_FILE), keys).await
     }
 
-    /// Open (or create) the mirror at exactly `path` and bring it up to date.
+    /// Open (or create) the mirror at exactly `path` and bring it up to date, with the
+    /// record's key in a 0600 file beside it (tests).
     pub async fn open_file(path: &Path) -> Result<Store> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Store::open_file_keyed(path, &RecordKeyStore::file(dir)).await
+    }
+
+    /// Open (or create) the mirror at exactly `path`, its record's key kept in `keys`.
+    pub async fn open_file_keyed(path: &Path, keys: &RecordKeyStore) -> Result<Store> {
         let pool = connect(path).await?;
         MIGRATOR
             .run(&pool)
             .await
             .map_err(|e| migrate_error(path, e))?;
-        let store = Store {
+        let mut store = Store {
             pool,
             path: path.to_path_buf(),
+            keys: seal::KeyState::Missing,
         };
-        store.seal_audit_chain().await?;
+        store.keys = seal::open_seal(&store, keys).await?;
         Ok(store)
     }
 
@@ -96,6 +123,7 @@ impl Store {
         Ok(Store {
             pool: connect(path).await?,
             path: path.to_path_buf(),
+            keys: seal::KeyState::Missing,
         })
     }
 

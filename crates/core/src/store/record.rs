@@ -90,6 +90,7 @@ impl Store {
         if !new_version && draft.source == crate::domain::Source::Muster {
             super::stamps::note_restamped_in(
                 &mut tx,
+                &self.keys,
                 item_id,
                 &draft.version,
                 &draft.content.digest(),

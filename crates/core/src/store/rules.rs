@@ -141,7 +141,7 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         write_version(&mut tx, id, 1, &json, &now).await?;
-        audit_rule(&mut tx, actor, "rule added", id, 1, &json).await?;
+        audit_rule(&mut tx, &self.keys, actor, "rule added", id, 1, &json).await?;
         tx.commit().await?;
         self.rule(id).await
     }
@@ -173,7 +173,16 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         write_version(&mut tx, id, version, &json, &now).await?;
-        audit_rule(&mut tx, actor, "rule edited", id, version, &json).await?;
+        audit_rule(
+            &mut tx,
+            &self.keys,
+            actor,
+            "rule edited",
+            id,
+            version,
+            &json,
+        )
+        .await?;
         tx.commit().await?;
         self.rule(id).await
     }
@@ -225,6 +234,7 @@ impl Store {
         };
         audit_rule(
             &mut tx,
+            &self.keys,
             actor,
             action,
             id,
@@ -247,6 +257,7 @@ impl Store {
             .await?;
         audit_rule(
             &mut tx,
+            &self.keys,
             actor,
             "rule removed",
             id,
@@ -421,6 +432,7 @@ async fn write_version(
 
 async fn audit_rule(
     tx: &mut sqlx::SqliteConnection,
+    keys: &super::seal::KeyState,
     actor: &str,
     action: &str,
     id: i64,
@@ -429,6 +441,7 @@ async fn audit_rule(
 ) -> Result<()> {
     append_audit_in(
         tx,
+        keys,
         &NewAuditEntry {
             actor: actor.to_string(),
             action: action.to_string(),

@@ -213,6 +213,7 @@ impl Store {
             if let Some((_, words)) = SAFETY_SETTINGS.iter().find(|(k, _)| *k == key) {
                 append_audit_in(
                     &mut tx,
+                    &self.keys,
                     &NewAuditEntry {
                         actor: actor.to_string(),
                         action: "setting changed".into(),

@@ -25,6 +25,7 @@ pub fn stamp_conflict_reason(stamp: &str) -> String {
 /// left) and audit it once per new text. Whether it was a new stamp conflict.
 pub(super) async fn note_restamped_in(
     tx: &mut sqlx::SqliteConnection,
+    keys: &super::seal::KeyState,
     item_id: i64,
     version: &str,
     sha256: &str,
@@ -72,6 +73,7 @@ pub(super) async fn note_restamped_in(
     .await?;
     append_audit_in(
         &mut *tx,
+        keys,
         &NewAuditEntry {
             actor: "sync".into(),
             item_id: Some(item_id),

@@ -1,5 +1,5 @@
-//! The audit log's hash chain: intact on a real history, and broken — naming the row — by any
-//! one row changed or removed around the append-only triggers.
+//! The sealed audit log (issue 35; hash-chained since issue 26): intact on a real history, and
+//! broken — naming the row — by any one row changed, removed or inserted around the triggers.
 
 use countersign_core::store::{AuditVerdict, NewAuditEntry};
 use sqlx::Connection;
@@ -30,7 +30,8 @@ async fn tamper(env: &Env, sql: &str) {
     let mut outsider = sqlx::SqliteConnection::connect(&url).await.unwrap();
     sqlx::raw_sql(&format!(
         "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete;
-         DROP TRIGGER audit_log_chain_written_once; {sql}"
+         DROP TRIGGER audit_log_chain_written_once; DROP TRIGGER audit_log_seal_written_once;
+         {sql}"
     ))
     .execute(&mut outsider)
     .await
@@ -75,8 +76,8 @@ async fn any_one_row_changed_or_removed_is_named() {
             12,
         ),
         (
-            "a row edited and its own hash recomputed by hand",
-            "UPDATE audit_log SET outcome = 'sent', row_hash = 'ff' WHERE id = 3",
+            "a row edited and its own seal replaced by hand",
+            "UPDATE audit_log SET outcome = 'sent', mac = 'ff' WHERE id = 3",
             3,
         ),
     ] {
@@ -100,7 +101,7 @@ async fn the_chain_cannot_be_rewritten_through_the_store_and_triggers_still_refu
     let url = format!("sqlite://{}", env.store.path().display());
     let mut outsider = sqlx::SqliteConnection::connect(&url).await.unwrap();
     for sql in [
-        "UPDATE audit_log SET row_hash = 'x' WHERE id = 2",
+        "UPDATE audit_log SET mac = 'x' WHERE id = 2",
         "UPDATE audit_log SET detail = 'x' WHERE id = 2",
         "DELETE FROM audit_log WHERE id = 2",
     ] {
@@ -113,25 +114,36 @@ async fn the_chain_cannot_be_rewritten_through_the_store_and_triggers_still_refu
 }
 
 #[tokio::test]
-async fn rows_written_before_the_chain_existed_are_chained_when_the_mirror_opens() {
+async fn rows_written_around_countersign_are_findings_and_never_sealed_when_the_mirror_opens() {
     let env = Env::new().await;
     history(&env, 2).await;
-    // An older Countersign wrote these: no hashes.
+    // Someone with the file, not the key (the triggers allow inserts).
     let url = format!("sqlite://{}", env.store.path().display());
-    let mut older = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    let mut outsider = sqlx::SqliteConnection::connect(&url).await.unwrap();
     sqlx::raw_sql(
         "INSERT INTO audit_log (at, actor, action) VALUES ('2026-12-01T10:00:00Z', 'owner', 'undo');
          INSERT INTO audit_log (at, actor, action) VALUES ('2026-12-01T10:00:01Z', 'owner', 'reject');",
     )
-    .execute(&mut older)
+    .execute(&mut outsider)
     .await
     .unwrap();
-    assert!(env.store.verify_audit().await.unwrap().broken.is_some());
+    assert_eq!(broken_at(&env.store.verify_audit().await.unwrap()), Some(3));
 
     let reopened = countersign_core::Store::open_file(env.store.path())
         .await
         .unwrap();
+    // Countersign writes on after them: its row follows the last sealed one, and only the two
+    // rows without a seal are named (no gap where they are).
+    reopened
+        .append_audit(&NewAuditEntry {
+            actor: "owner via test".into(),
+            action: "reject".into(),
+            ..NewAuditEntry::default()
+        })
+        .await
+        .unwrap();
     let verdict = reopened.verify_audit().await.unwrap();
-    assert_eq!(verdict.broken, None);
-    assert_eq!(verdict.rows, 4);
+    let named: Vec<i64> = verdict.findings.iter().map(|f| f.row_id).collect();
+    assert_eq!(named, vec![3, 4], "{verdict:?}");
+    assert!(verdict.findings[0].problem.contains("carries no seal"));
 }

@@ -515,7 +515,7 @@ async fn the_bytes_that_left_are_exactly_what_gmail_received_and_a_changed_mirro
         .await
         .unwrap_err();
     assert!(
-        matches!(&refused, Error::Corrupt(why) if why.contains("now hashes to")),
+        matches!(&refused, Error::Refused { why, .. } if why.contains("not the bytes it bound to")),
         "{refused:?}"
     );
 }

@@ -166,12 +166,11 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     let accounts = store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "gmail-old");
-    // What the newest migration did (20261205060000_muster_delivery: how a followed muster
-    // account's changes arrive) works on the old data: no app follows an old account.
-    // Update this with the next migration.
+    // The newest migration (20261205070000_sealed_record) is checked below, with the old
+    // audit row sealed at the first open with a key. Update this with the next migration.
     let name = &MIGRATOR.migrations.last().unwrap().description;
     assert_eq!(
-        name, "muster delivery",
+        name, "sealed record",
         "check what the newest migration did here"
     );
     let cursor = store.sync_cursor("gmail-old").await.unwrap();
@@ -180,8 +179,9 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
         cursor.status_word(),
         if cursor.online { "online" } else { "offline" }
     );
-    // The one before (20261205040000_muster_undecidable: why a muster draft cannot be
-    // decided): an item kept from before is decidable.
+    // 20261205060000_muster_delivery (how a followed muster account's changes arrive): no
+    // app follows an old account. 20261205040000_muster_undecidable (why a muster draft cannot
+    // be decided): an item kept from before is decidable.
     let old_items = store.list_items(&ItemFilter::default()).await.unwrap();
     assert_eq!(old_items.len(), 1);
     let old_item = store.get_item(old_items[0].id).await.unwrap();
@@ -214,12 +214,17 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
         (rule.version, rule.mode),
         (1, countersign_core::store::RuleMode::Shadow)
     );
-    // The old audit row was chained at open (the migration before), and the rule's row
-    // continues the chain.
+    // The old audit row was sealed once, at the first open with a key (20261205070000_sealed_
+    // record), and the verdict says so; the rule's row continues the seals.
     let verdict = store.verify_audit().await.unwrap();
     assert_eq!(verdict.rows, 2);
     assert_eq!(verdict.broken, None);
-    let chained: Vec<Option<String>> = sqlx::query_scalar("SELECT row_hash FROM audit_log")
+    let legacy = verdict.legacy.unwrap();
+    assert!(
+        legacy.contains("the first 1 rows were written before the record was sealed"),
+        "{legacy}"
+    );
+    let chained: Vec<Option<String>> = sqlx::query_scalar("SELECT mac FROM audit_log")
         .fetch_all(
             &sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
                 .await
@@ -692,6 +697,10 @@ async fn removing_an_account_removes_its_items_but_keeps_the_audit_log() {
     let audit = store.audit_log().await.unwrap();
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0].line.item_id, None);
+    // The schema cleared the references of rows whose item is gone: the seal, which covers
+    // them as written, still holds.
+    let verdict = store.verify_audit().await.unwrap();
+    assert_eq!(verdict.findings, vec![], "{verdict:?}");
 }
 
 #[tokio::test]

@@ -53,6 +53,7 @@ export type { QueueView } from "./QueueView";
 export type { Reachability } from "./Reachability";
 export type { RecipientChange } from "./RecipientChange";
 export type { RecordLine } from "./RecordLine";
+export type { RecordStanding } from "./RecordStanding";
 export type { Refusal } from "./Refusal";
 export type { RefusalKind } from "./RefusalKind";
 export type { RefusalNotice } from "./RefusalNotice";

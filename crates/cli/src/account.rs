@@ -52,7 +52,7 @@ pub enum AccountCommand {
 /// One account as `account list` shows it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct AccountLine {
+pub(crate) struct AccountLine {
     /// The account as the mirror keeps it (flattened: one flat JSON object a line).
     #[serde(flatten)]
     account: Account,
@@ -132,7 +132,7 @@ pub async fn run(
                 .with_context(|| format!("cannot add the muster instance {url}"))?;
             added(store, data_dir, account, json).await?;
         }
-        AccountCommand::List => status(store, data_dir, json).await?,
+        AccountCommand::List => print_list(&lines(store, data_dir).await?, json)?,
         AccountCommand::Remove { id } => {
             services
                 .remove_account(store, id)
@@ -187,15 +187,15 @@ async fn added(store: &Store, data_dir: &Path, account: Account, json: bool) -> 
 
 /// Every account with its status ("live", "polling", "offline" or "online") and last sync:
 /// `countersign status` and `countersign account list`.
-pub async fn status(store: &Store, data_dir: &Path, json: bool) -> Result<()> {
+pub(crate) async fn lines(store: &Store, data_dir: &Path) -> Result<Vec<AccountLine>> {
     let mut lines = Vec::new();
     for account in store.list_accounts().await? {
         lines.push(AccountLine::load(store, data_dir, account).await?);
     }
-    print_list(&lines, json)
+    Ok(lines)
 }
 
-fn print_list(lines: &[AccountLine], json: bool) -> Result<()> {
+pub(crate) fn print_list(lines: &[AccountLine], json: bool) -> Result<()> {
     let empty = "No accounts: connect one with `countersign account add-gmail` or `add-muster`.";
     crate::output::list(lines, json, empty, |line| {
         let synced = line

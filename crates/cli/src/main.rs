@@ -48,10 +48,6 @@ enum Command {
     },
     /// Bring the mirror up to date with every account.
     Sync,
-    /// Each account's status: "live" or "polling" (a muster account a running app follows,
-    /// through its event stream or by polling), "offline" (its service does not answer) or
-    /// "online", and its last sync.
-    Status,
     /// Carry out the decisions that are due (send approvals, pass on rejections).
     Dispatch {
         /// Keep dispatching until no decision is left waiting (undo windows included).
@@ -154,8 +150,10 @@ enum Command {
         #[command(subcommand)]
         command: audit::AuditCommand,
     },
-    /// Whether sending is on, what waits, whether the record holds, and the decisions set
-    /// aside because the record does not vouch for them.
+    /// Whether sending is on, what waits, each account's status ("live" or "polling": a muster
+    /// account a running app follows, through its event stream or by polling; "offline": its
+    /// service does not answer; or "online") and last sync, whether the record holds, and the
+    /// decisions set aside because the record does not vouch for them.
     Status,
     /// Stop sending: no decision leaves until `resume`.
     Pause,
@@ -279,12 +277,11 @@ async fn run(cli: Cli) -> Result<ExitCode> {
     let printed = match &cli.command {
         Command::Account { command } => return account::run(&store, &dir, command, json).await,
         Command::Sync => return sync::run(&store, &dir, json).await,
-        Command::Status => account::status(&store, &dir, json).await,
         Command::Audit { command } => return audit::run(&store, command, json).await,
         Command::Bulk { command } => bulk::run(&store, command, ACTOR, json).await,
         Command::History(args) => history::run(&store, args, json).await,
         Command::Agents => history::agents(&store, json).await,
-        Command::Status => status::run(&store, json).await,
+        Command::Status => status::run(&store, &dir, json).await,
         Command::Rules { command } => rules::run(&store, command, ACTOR, json).await,
         Command::Dispatch { wait, timeout } => {
             let limit = (*wait).then(|| std::time::Duration::from_secs(*timeout));

@@ -1,5 +1,6 @@
-//! `countersign status`: whether sending is on, what waits in the outbox, whether the record
-//! holds, and the decisions it did not vouch for (set aside, never sent).
+//! `countersign status`: whether sending is on, what waits in the outbox, each account's
+//! status and last sync, whether the record holds, and the decisions it did not vouch for (set
+//! aside, never sent).
 
 use anyhow::Result;
 use countersign_core::store::{Decision, DecisionFilter, SecretStorage, VerdictStatus};
@@ -11,15 +12,17 @@ use countersign_core::Store;
 struct Status {
     paused: bool,
     waiting: usize,
+    accounts: Vec<crate::account::AccountLine>,
     record: countersign_core::store::AuditVerdict,
     not_vouched_for: Vec<Decision>,
 }
 
 /// Print the status.
-pub async fn run(store: &Store, json: bool) -> Result<()> {
+pub async fn run(store: &Store, data_dir: &std::path::Path, json: bool) -> Result<()> {
     let status = Status {
         paused: store.settings().await?.paused,
         waiting: store.list_decisions(DecisionFilter::Live).await?.len(),
+        accounts: crate::account::lines(store, data_dir).await?,
         record: store.verify_audit().await?,
         not_vouched_for: store.unvouched_decisions().await?,
     };
@@ -29,6 +32,7 @@ pub async fn run(store: &Store, json: bool) -> Result<()> {
     }
     println!("Sending: {}", if status.paused { "paused" } else { "on" });
     println!("Outbox: {} waiting", status.waiting);
+    crate::account::print_list(&status.accounts, false)?;
     let record = &status.record;
     match (record.status, &record.broken, &record.cannot_check) {
         (VerdictStatus::Intact, _, _) => println!("Record: intact ({} rows)", record.rows),

@@ -12,8 +12,8 @@ use std::collections::HashSet;
 
 use similar::{capture_diff_slices, Algorithm};
 
-use super::flags::{Flag, FlagKind};
-use super::hidden::excerpt;
+use crate::flag::{Flag, FlagKind};
+use crate::text::excerpt;
 
 /// Where a draft's plain-text and HTML alternatives first say different things.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -626,7 +626,8 @@ fn match_up<T: Clone>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::{render_message, render_plain_text, RenderOptions};
+    use crate::review::{render_message, render_plain_text};
+    use crate::view::RenderOptions;
 
     fn muster(text: &str) -> ReviewView {
         render_plain_text(text, None, &RenderOptions::default())

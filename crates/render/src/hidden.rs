@@ -13,18 +13,17 @@
 //! recipients never see. The same walk yields the text a recipient sees, which the
 //! alternatives check compares with the plain-text part.
 
-pub(crate) mod css;
-
 use serde::{Deserialize, Serialize};
 
 use super::dom::{Dom, NodeData, NodeId};
-use super::flags::{Flag, FlagKind};
+use crate::flag::{Flag, FlagKind};
 use crate::machine::{MachineReading, MachineText};
 use crate::styling::media::{DESKTOP_WIDTH, PHONE_WIDTH};
 use crate::styling::selector::{self, Complex, Selector};
 use crate::styling::sheet::{self, Declaration, Sheet};
+use crate::styling::values::{self as css, Colour};
 use crate::styling::{self as styling, UnverifiableStyle};
-use css::Colour;
+use crate::text::excerpt;
 
 /// A passage of the HTML body that recipients' mail programs do not display.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,20 +191,6 @@ pub(crate) fn flag(passages: &[HiddenPassage]) -> Option<Flag> {
         explanation: sentences.join(" "),
         recipients: Vec::new(),
     })
-}
-
-/// The first words of `text`, at most `max` characters, with an ellipsis when cut.
-pub(crate) fn excerpt(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(max).collect();
-    if let Some(space) = cut.rfind(' ') {
-        if space > max / 2 {
-            cut.truncate(space);
-        }
-    }
-    format!("{}\u{2026}", cut.trim_end())
 }
 
 /// Characters that take no visible room: text made only of them (and whitespace) is padding,

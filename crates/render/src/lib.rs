@@ -7,12 +7,14 @@
 pub mod alternatives;
 pub mod diff;
 mod dom;
+mod flag;
 pub mod flags;
 pub mod hidden;
 mod links;
 mod machine;
 mod repair;
 pub mod reveal;
+mod review;
 pub mod sanitize;
 pub mod sniff;
 mod styling;
@@ -26,11 +28,11 @@ pub use flags::{Flag, FlagKind};
 pub use hidden::HiddenPassage;
 pub use machine::MachineText;
 pub use reveal::render_reveal;
+pub use review::{render_message, render_plain_text};
 pub use styling::UnverifiableStyle;
 pub use unicode::InvisibleCharacters;
 pub use view::parse_message;
 pub use view::{
-    attachment_bytes, render_message, render_plain_text, Address, AttachmentMeta,
-    AttachmentPreview, Link, ParentMessage, RemoteContent, RenderOptions, ReviewView, Warning,
-    WarningKind,
+    attachment_bytes, Address, AttachmentMeta, AttachmentPreview, Link, ParentMessage,
+    RemoteContent, RenderOptions, ReviewView, Warning, WarningKind,
 };

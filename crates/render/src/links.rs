@@ -13,9 +13,10 @@
 use unicode_security::{skeleton, MixedScript};
 
 use super::dom::{Dom, NodeData};
-use super::text::{href_host, shown_host};
+use serde::{Deserialize, Serialize};
+
+use super::text::{decode_entities, html_to_text};
 use super::unicode::document_order;
-use super::view::Link;
 
 /// Host names use these as dots (IDNA maps them to `.`).
 pub(crate) fn normalize_dots(text: &str) -> String {
@@ -235,6 +236,102 @@ fn text_of(dom: &Dom, id: usize) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A link in the body, with the URL it really opens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Link {
+    /// The text the reader sees.
+    pub text: String,
+    /// Where the link goes.
+    pub href: String,
+    /// The link misleads: its text shows another host or address than `href` opens, `href`
+    /// is a look-alike host, or the review cannot show the link (a `<base href>` target, an
+    /// image-map area). See `render::links`.
+    pub mismatch: bool,
+}
+
+/// The links of a sanitized fragment, in document order.
+pub fn extract_links(fragment: &str) -> Vec<Link> {
+    let mut links = Vec::new();
+    let mut rest = fragment;
+    while let Some(at) = rest.find("<a ") {
+        rest = &rest[at..];
+        let Some(tag_end) = rest.find('>') else {
+            break;
+        };
+        let tag = &rest[..tag_end];
+        let href = tag
+            .find(" href=\"")
+            .map(|h| &tag[h + 7..])
+            .and_then(|v| v.find('"').map(|e| decode_entities(&v[..e])));
+        let body = &rest[tag_end + 1..];
+        let close = body.find("</a>").unwrap_or(body.len());
+        let text = html_to_text(&body[..close]);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some(href) = href {
+            let mismatch = link_mismatch(&text, &href);
+            links.push(Link {
+                text,
+                href,
+                mismatch,
+            });
+        }
+        rest = &body[close..];
+    }
+    links
+}
+
+/// The host a piece of link text *shows*, when the text looks like a URL or a bare domain.
+pub fn shown_host(text: &str) -> Option<String> {
+    let t = text
+        .trim()
+        .trim_matches(|c| matches!(c, '<' | '>' | '(' | ')' | '[' | ']'));
+    if t.is_empty() || t.contains(char::is_whitespace) {
+        return None;
+    }
+    let lower = normalize_dots(t).to_lowercase();
+    let candidate = if lower.contains("://") {
+        lower
+    } else if lower.starts_with("www.") || looks_like_domain(&lower) {
+        format!("https://{lower}")
+    } else {
+        return None;
+    };
+    let url = url::Url::parse(&candidate).ok()?;
+    url.host_str().map(normalize_host)
+}
+
+fn looks_like_domain(text: &str) -> bool {
+    let host = text.split(['/', '?', '#']).next().unwrap_or("");
+    let labels: Vec<&str> = host.split('.').collect();
+    labels.len() >= 2
+        && !host.contains('@')
+        && labels
+            .last()
+            .is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
+        && labels
+            .iter()
+            .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
+}
+
+fn normalize_host(host: &str) -> String {
+    let host = host.trim_end_matches('.').to_lowercase();
+    host.strip_prefix("www.").map(str::to_owned).unwrap_or(host)
+}
+
+/// The host a link really opens.
+pub fn href_host(href: &str) -> Option<String> {
+    url::Url::parse(href.trim())
+        .ok()
+        .and_then(|u| u.host_str().map(normalize_host))
+}
+
+/// True when the text shows a URL whose host is not the one the link opens.
+pub fn link_mismatch(text: &str, href: &str) -> bool {
+    misleads(text, href)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,5 +377,23 @@ mod tests {
             "https://bücher.example/",
             "https://xn--bcher-kva.example/"
         ));
+    }
+
+    #[test]
+    fn a_link_showing_one_domain_and_opening_another_is_a_mismatch() {
+        assert!(link_mismatch(
+            "www.bank.example",
+            "https://evil.example/login"
+        ));
+        assert!(link_mismatch(
+            "https://bank.example/",
+            "https://bank.example.evil.example/"
+        ));
+        assert!(!link_mismatch(
+            "https://www.bank.example/x",
+            "https://bank.example/y"
+        ));
+        assert!(!link_mismatch("click here", "https://evil.example"));
+        assert!(!link_mismatch("ana@example.com", "mailto:ana@example.com"));
     }
 }

@@ -13,8 +13,8 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use crate::dom::{Dom, NodeData, NodeId};
-use crate::flags::{Flag, FlagKind};
-use crate::hidden::excerpt;
+use crate::flag::{Flag, FlagKind};
+use crate::text::excerpt;
 
 /// One text a program reads that the rendering does not show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

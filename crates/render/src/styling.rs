@@ -10,11 +10,12 @@ pub(crate) mod judge;
 pub(crate) mod media;
 pub(crate) mod selector;
 pub(crate) mod sheet;
+pub(crate) mod values;
 
 use serde::{Deserialize, Serialize};
 
 use crate::dom::{Dom, NodeData, NodeId};
-use crate::flags::{Flag, FlagKind};
+use crate::flag::{Flag, FlagKind};
 use judge::{colour_only, judge, Verdict};
 use media::Condition;
 use selector::Selector;
@@ -265,9 +266,4 @@ pub(crate) fn flag(found: &[UnverifiableStyle]) -> Option<Flag> {
         ),
         recipients: Vec::new(),
     })
-}
-
-/// At most 60 characters of `value`, for a sentence.
-pub(crate) fn short(value: &str) -> String {
-    crate::hidden::excerpt(value.trim(), 60)
 }

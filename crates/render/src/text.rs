@@ -5,8 +5,6 @@
 //! that output is normalised by html5ever (lower-case tags, double-quoted attributes, escaped
 //! text), so a small scanner reads it exactly.
 
-use super::view::Link;
-
 /// Escapes text for HTML element content and double-quoted attributes.
 pub fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 8);
@@ -183,85 +181,18 @@ pub fn html_to_text(fragment: &str) -> String {
     text.trim().to_owned()
 }
 
-/// The links of a sanitized fragment, in document order.
-pub fn extract_links(fragment: &str) -> Vec<Link> {
-    let mut links = Vec::new();
-    let mut rest = fragment;
-    while let Some(at) = rest.find("<a ") {
-        rest = &rest[at..];
-        let Some(tag_end) = rest.find('>') else {
-            break;
-        };
-        let tag = &rest[..tag_end];
-        let href = tag
-            .find(" href=\"")
-            .map(|h| &tag[h + 7..])
-            .and_then(|v| v.find('"').map(|e| decode_entities(&v[..e])));
-        let body = &rest[tag_end + 1..];
-        let close = body.find("</a>").unwrap_or(body.len());
-        let text = html_to_text(&body[..close]);
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if let Some(href) = href {
-            let mismatch = link_mismatch(&text, &href);
-            links.push(Link {
-                text,
-                href,
-                mismatch,
-            });
+/// The first words of `text`, at most `max` characters, with an ellipsis when cut.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max).collect();
+    if let Some(space) = cut.rfind(' ') {
+        if space > max / 2 {
+            cut.truncate(space);
         }
-        rest = &body[close..];
     }
-    links
-}
-
-/// The host a piece of link text *shows*, when the text looks like a URL or a bare domain.
-pub fn shown_host(text: &str) -> Option<String> {
-    let t = text
-        .trim()
-        .trim_matches(|c| matches!(c, '<' | '>' | '(' | ')' | '[' | ']'));
-    if t.is_empty() || t.contains(char::is_whitespace) {
-        return None;
-    }
-    let lower = super::links::normalize_dots(t).to_lowercase();
-    let candidate = if lower.contains("://") {
-        lower
-    } else if lower.starts_with("www.") || looks_like_domain(&lower) {
-        format!("https://{lower}")
-    } else {
-        return None;
-    };
-    let url = url::Url::parse(&candidate).ok()?;
-    url.host_str().map(normalize_host)
-}
-
-fn looks_like_domain(text: &str) -> bool {
-    let host = text.split(['/', '?', '#']).next().unwrap_or("");
-    let labels: Vec<&str> = host.split('.').collect();
-    labels.len() >= 2
-        && !host.contains('@')
-        && labels
-            .last()
-            .is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
-        && labels
-            .iter()
-            .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
-}
-
-fn normalize_host(host: &str) -> String {
-    let host = host.trim_end_matches('.').to_lowercase();
-    host.strip_prefix("www.").map(str::to_owned).unwrap_or(host)
-}
-
-/// The host a link really opens.
-pub fn href_host(href: &str) -> Option<String> {
-    url::Url::parse(href.trim())
-        .ok()
-        .and_then(|u| u.host_str().map(normalize_host))
-}
-
-/// True when the text shows a URL whose host is not the one the link opens.
-pub fn link_mismatch(text: &str, href: &str) -> bool {
-    super::links::misleads(text, href)
+    format!("{}\u{2026}", cut.trim_end())
 }
 
 #[cfg(test)]
@@ -281,24 +212,6 @@ mod tests {
     fn html_becomes_text_with_line_breaks_for_blocks() {
         let text = html_to_text("<p>Hello&nbsp;<b>Ana</b>,</p><p>a &amp; b<br>c</p>");
         assert_eq!(text, "Hello Ana,\na & b\nc");
-    }
-
-    #[test]
-    fn a_link_showing_one_domain_and_opening_another_is_a_mismatch() {
-        assert!(link_mismatch(
-            "www.bank.example",
-            "https://evil.example/login"
-        ));
-        assert!(link_mismatch(
-            "https://bank.example/",
-            "https://bank.example.evil.example/"
-        ));
-        assert!(!link_mismatch(
-            "https://www.bank.example/x",
-            "https://bank.example/y"
-        ));
-        assert!(!link_mismatch("click here", "https://evil.example"));
-        assert!(!link_mismatch("ana@example.com", "mailto:ana@example.com"));
     }
 
     #[test]

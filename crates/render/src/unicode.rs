@@ -13,17 +13,15 @@
 //! replaced in the review's renderings by visible `⟨U+202E⟩` markers: the markers are the
 //! review's addition, never what leaves.
 
-mod headers;
 mod html;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::flags::{Flag, FlagKind};
 use super::text::escape_html;
+use crate::flag::{Flag, FlagKind};
 
-pub(crate) use headers::check_headers;
 pub(crate) use html::{document_order, scan_html};
 
 /// Characters a recipient does not see (or that reorder what they see), found in one place.

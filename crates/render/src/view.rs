@@ -8,12 +8,12 @@ mod addresses;
 mod attachments;
 mod body;
 mod headers;
+mod invisible;
 
 use mail_parser::{Message, MessageParser};
 use serde::{Deserialize, Serialize};
 
 use super::alternatives::AlternativesDifference;
-use super::flags::{self, ArchiveListing, Flag};
 use super::hidden::HiddenPassage;
 use super::machine::MachineText;
 use super::repair;
@@ -22,6 +22,8 @@ use super::sniff;
 use super::styling::UnverifiableStyle;
 use super::text;
 use super::unicode::{self, InvisibleCharacters};
+use crate::flag::{ArchiveListing, DuplicateHeader, Flag};
+pub use crate::links::Link;
 
 use attachments::{cid_images, collect_attachments};
 use body::{read_bodies, read_structure_warnings};
@@ -141,21 +143,6 @@ pub struct RemoteContent {
     pub allowed: bool,
     /// Every remote URL referenced, without duplicates, in document order.
     pub urls: Vec<String>,
-}
-
-/// A link in the body, with the URL it really opens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct Link {
-    /// The text the reader sees.
-    pub text: String,
-    /// Where the link goes.
-    pub href: String,
-    /// The link misleads: its text shows another host or address than `href` opens, `href`
-    /// is a look-alike host, or the review cannot show the link (a `<base href>` target, an
-    /// image-map area). See `render::links`.
-    pub mismatch: bool,
 }
 
 /// What kind of parse problem a [`Warning`] reports.
@@ -376,8 +363,12 @@ impl AttachmentPreview {
     }
 }
 
-/// Renders a raw RFC 5322 draft into its review view.
-pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
+/// Reads a raw RFC 5322 draft into its review view, flags not yet computed; with what the
+/// flags are computed from besides the view (archive listings, headers present twice).
+pub(crate) fn read_message(
+    raw: &[u8],
+    options: &RenderOptions,
+) -> (ReviewView, Vec<ArchiveListing>, Vec<DuplicateHeader>) {
     let mut view = ReviewView {
         raw_size: raw.len() as u64,
         ..ReviewView::default()
@@ -454,27 +445,24 @@ pub fn render_message(raw: &[u8], options: &RenderOptions) -> ReviewView {
     });
     view.is_reply = options.is_reply || options.parent.is_some() || looks_like_reply;
     view.answers = options.parent.clone();
-    unicode::check_headers(&mut view);
-    view.flags = flags::compute(&view, options, &archives, &duplicates, true);
-    view
+    invisible::check_headers(&mut view);
+    (view, archives, duplicates)
 }
 
-/// Renders a muster plugin draft: its plain-text reply and what it answers.
-///
-/// muster drafts carry no recipients or threading headers (the plugin addresses and threads
-/// the reply), so only body-level flags can apply.
-pub fn render_plain_text(
+/// Reads a muster plugin draft (its plain-text reply and what it answers) into its review
+/// view, flags not yet computed; with the options its flags are computed with.
+pub(crate) fn read_plain_text(
     text: &str,
     answers: Option<&ParentMessage>,
     options: &RenderOptions,
-) -> ReviewView {
+) -> (ReviewView, RenderOptions) {
     let text = text.replace("\r\n", "\n");
     let fragment = text::text_to_html(&text);
     let mut view = ReviewView {
         text_body: text.clone(),
         html_body: sanitize::wrap_document(&fragment, options.allow_remote_content),
         html_derived: true,
-        links: text::extract_links(&fragment),
+        links: crate::links::extract_links(&fragment),
         raw_size: text.len() as u64,
         is_reply: answers.is_some() || options.is_reply,
         answers: answers.cloned().or_else(|| options.parent.clone()),
@@ -496,8 +484,7 @@ pub fn render_plain_text(
         parent: answers.cloned(),
         ..options.clone()
     };
-    view.flags = flags::compute(&view, &options, &[], &[], false);
-    view
+    (view, options)
 }
 
 /// The metadata and decoded bytes of attachment `index` (as numbered in

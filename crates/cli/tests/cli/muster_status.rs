@@ -68,7 +68,7 @@ async fn with_a_502_for_muster_s_stream_status_says_polling_and_drafts_still_arr
     .await;
 
     let status = cli.exec(&["status", "--json"]).await.json();
-    let line = &status.as_array().unwrap()[0];
+    let line = &status["accounts"].as_array().unwrap()[0];
     assert_eq!(line["status"], "polling", "{status}");
     assert_eq!(line["online"], true, "{status}");
     let text = cli.exec(&["status"]).await.ok();

@@ -3,7 +3,7 @@
 //! Countersign cannot vouch for. An allow-list: a property or value not named here is the last.
 
 use super::sheet::Declaration;
-use crate::hidden::css::{self, length_px};
+use crate::styling::values::{self as css, length_px};
 
 /// The verdict on one declaration.
 #[derive(Debug, Clone, PartialEq)]

@@ -110,7 +110,7 @@ fn query_at(query: &str) -> Option<Query> {
                     };
                 }
                 let holds = |width: f32| -> Option<bool> {
-                    let px = crate::hidden::css::length_px(value)?;
+                    let px = crate::styling::values::length_px(value)?;
                     Some(match feature {
                         "max-width" | "max-device-width" => width <= px,
                         "min-width" | "min-device-width" => width >= px,

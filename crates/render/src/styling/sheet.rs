@@ -43,6 +43,11 @@ pub(crate) struct Sheet {
     pub unverifiable: Vec<String>,
 }
 
+/// At most 60 characters of `value`, for a sentence.
+fn short(value: &str) -> String {
+    crate::text::excerpt(value.trim(), 60)
+}
+
 /// Reads a whole sheet (the text of every `<style>` element, joined).
 pub(crate) fn parse_sheet(css: &str) -> Sheet {
     let mut parser = Parser::new(css);
@@ -188,7 +193,7 @@ impl<'i> AtRuleParser<'i> for Rules<'_> {
                     self.sheet.unverifiable.push(format!(
                         "@font-face loads a font ({}) that can draw letters as other shapes or \
                          as nothing",
-                        super::short(&src.value)
+                        short(&src.value)
                     ));
                 }
             }
@@ -238,7 +243,9 @@ impl<'i> DeclarationParser<'i> for Body<'_> {
         };
         self.declarations.push(Declaration {
             property: name.to_ascii_lowercase(),
-            value: crate::hidden::css::strip_comments(value).trim().to_owned(),
+            value: crate::styling::values::strip_comments(value)
+                .trim()
+                .to_owned(),
             raw: input.slice_from(declaration_start.position()).to_owned(),
             important,
             functions,
@@ -273,7 +280,7 @@ impl<'i> QualifiedRuleParser<'i> for Body<'_> {
         // CSS nesting: browsers that support it apply the inner rule.
         self.sheet.unverifiable.push(format!(
             "a nested rule ({}) that only some programs apply",
-            super::short(&prelude)
+            short(&prelude)
         ));
         Ok(())
     }

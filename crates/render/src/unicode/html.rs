@@ -145,7 +145,7 @@ fn reorders(dom: &Dom, id: NodeId) -> Option<String> {
     };
     Some(format!(
         "{what} shows \u{201c}{}\u{201d} where programs read \u{201c}{}\u{201d}",
-        super::super::hidden::excerpt(&shown, 60),
-        super::super::hidden::excerpt(&logical, 60)
+        crate::text::excerpt(&shown, 60),
+        crate::text::excerpt(&logical, 60)
     ))
 }

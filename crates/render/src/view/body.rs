@@ -304,7 +304,7 @@ pub(super) fn read_bodies(
     let mut machine = MachineReading::new(&shown_text);
     machine.read_parts(message);
     view.machine_text.extend(machine.found);
-    view.links = text::extract_links(&fragment);
+    view.links = crate::links::extract_links(&fragment);
     if let Some(html_visible) = html_visible.filter(|_| both_written) {
         let html = alternatives::HtmlSide {
             visible: &html_visible,

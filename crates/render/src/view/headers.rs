@@ -3,8 +3,8 @@
 
 use mail_parser::Message;
 
-use super::super::flags::DuplicateHeader;
 use super::{Address, ReviewView, Warning, WarningKind};
+use crate::flag::DuplicateHeader;
 
 fn addresses(addr: Option<&mail_parser::Address<'_>>) -> Vec<Address> {
     let Some(addr) = addr else {

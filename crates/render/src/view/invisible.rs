@@ -1,8 +1,8 @@
 //! The invisible characters of what the review lists beside the body: the subject, the
 //! display names and addresses, the attachment names.
 
-use super::{check, mark_text};
-use crate::view::ReviewView;
+use super::ReviewView;
+use crate::unicode::{check, mark_text};
 
 /// Adds the invisible characters of the subject, the display names and addresses, and the
 /// attachment names to the body's.

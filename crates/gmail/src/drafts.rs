@@ -51,6 +51,8 @@ pub struct RawDraft {
     pub history_id: Option<String>,
     /// The message exactly as Gmail stores it.
     pub raw: Vec<u8>,
+    /// Gmail's `internalDate` of the draft message (epoch ms, Google's clock).
+    pub internal_date: Option<i64>,
 }
 
 impl std::fmt::Debug for RawDraft {
@@ -105,6 +107,10 @@ impl GmailClient {
             thread_id: message.thread_id.unwrap_or_default(),
             label_ids: message.label_ids,
             history_id: message.history_id,
+            internal_date: message
+                .internal_date
+                .as_deref()
+                .and_then(|d| d.parse().ok()),
             raw,
         })
     }

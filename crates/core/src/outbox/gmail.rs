@@ -18,8 +18,9 @@ use countersign_gmail::GmailClient;
 
 use super::step::{gmail_failure, GmailCall, Step, CHANGED};
 
-/// How far before the decision a sent message found by its content may be dated: Gmail's
-/// `internalDate` is Google's clock, the decision's time this computer's.
+/// How far before the decision a sent message found by its content may be dated, for a version
+/// whose own Gmail date is not known: Gmail's `internalDate` is Google's clock, the decision's
+/// time this computer's.
 const CLOCK_SKEW: chrono::Duration = chrono::Duration::minutes(2);
 
 /// Whether Gmail's refusal may mean that the draft is no longer there (a 400 for a draft sent
@@ -246,7 +247,8 @@ impl GmailDispatch<'_> {
     }
 
     /// A message labelled `SENT` in the draft's thread, dated (`internalDate`) at or after the
-    /// decision, whose text and HTML bodies are the reviewed ones ([`content_digest`]).
+    /// reviewed version itself (both by Google's clock), whose text and HTML bodies are the
+    /// reviewed ones ([`content_digest`]).
     ///
     /// `threads.get` lists a thread's messages with their labels and dates (10 units;
     /// <https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.threads/get>),
@@ -265,7 +267,16 @@ impl GmailDispatch<'_> {
         let Some(want) = content_digest(&reviewed) else {
             return Ok(None);
         };
-        let since = (self.decision.created_at - CLOCK_SKEW).timestamp_millis();
+        // A send of this version is dated after the version itself by Google's own clock; only
+        // a version synced before Countersign kept that date falls back to this computer's.
+        let since = match self
+            .store
+            .version_gmail_date(self.decision.item_id, &self.decision.version)
+            .await
+        {
+            Ok(Some(saved)) => saved,
+            _ => (self.decision.created_at - CLOCK_SKEW).timestamp_millis(),
+        };
         let thread = match self.client.get_thread_metadata(thread_id, &[]).await {
             Ok(thread) => thread,
             Err(G::NotFound { .. }) => return Ok(None),

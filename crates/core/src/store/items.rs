@@ -82,6 +82,9 @@ pub struct ObservedDraft {
     pub content: DraftContent,
     /// What the service says its state is.
     pub observed_state: ItemState,
+    /// Gmail's `internalDate` of this version (epoch ms, Google's clock): a send of it is dated
+    /// after it, whatever this computer's clock says. `None` for muster.
+    pub gmail_internal_date: Option<i64>,
     /// Gmail thread id.
     pub thread_id: Option<String>,
     /// Subject line (muster: the subject of what it answers).

@@ -71,8 +71,9 @@ impl Store {
             }
         };
         let inserted = sqlx::query(
-            "INSERT INTO draft_versions (item_id, version, content_kind, content, sha256, first_seen_at)
-             VALUES (?, ?, ?, ?, ?, ?)
+            "INSERT INTO draft_versions
+                 (item_id, version, content_kind, content, sha256, first_seen_at, gmail_internal_date)
+             VALUES (?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (item_id, version) DO NOTHING
              RETURNING id",
         )
@@ -82,6 +83,7 @@ impl Store {
         .bind(draft.content.bytes())
         .bind(draft.content.digest())
         .bind(&now)
+        .bind(draft.gmail_internal_date)
         .fetch_optional(&mut *tx)
         .await?;
         let new_version = inserted.is_some();

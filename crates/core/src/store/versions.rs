@@ -79,6 +79,19 @@ impl Store {
         Ok(inserted.rows_affected() == 1)
     }
 
+    /// Gmail's `internalDate` of `version` of item `item_id` (epoch ms, Google's clock), when
+    /// the sync saw it.
+    pub async fn version_gmail_date(&self, item_id: i64, version: &str) -> Result<Option<i64>> {
+        let date: Option<Option<i64>> = sqlx::query_scalar(
+            "SELECT gmail_internal_date FROM draft_versions WHERE item_id = ? AND version = ?",
+        )
+        .bind(item_id)
+        .bind(version)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(date.flatten())
+    }
+
     /// One version of an item.
     pub async fn version(&self, item_id: i64, version: &str) -> Result<DraftVersion> {
         sqlx::query_as("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")

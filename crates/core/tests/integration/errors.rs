@@ -35,6 +35,7 @@ async fn saving_an_attachment_where_it_cannot_be_written_names_the_chosen_file()
             version: "m1".into(),
             content: DraftContent::Raw(WITH_ATTACHMENT.as_bytes().to_vec()),
             observed_state: ItemState::Pending,
+            gmail_internal_date: None,
             thread_id: None,
             subject: "Invoice".into(),
             from_addr: "owner@example.com".into(),

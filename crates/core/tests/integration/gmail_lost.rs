@@ -81,6 +81,47 @@ async fn fifty_lost_sends_whose_message_id_gmail_replaced_each_end_sent_exactly_
 }
 
 #[tokio::test]
+async fn a_lost_send_is_found_by_google_s_own_clock_when_this_computer_s_runs_three_minutes_fast() {
+    let (env, account) = roomy_env().await;
+    // Google's clock three minutes behind this computer's: every message Gmail writes, the
+    // draft and its send, is dated three minutes before the local time of the decision.
+    env.gmail.set_clock_offset_ms(-180_000);
+    env.gmail.set_replace_message_id_on_send(true);
+    let draft = env
+        .gmail
+        .file_draft(&reply(1, "Invoice 1 is attached."), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let decision = approve_now(&env, item.id).await.id;
+    env.gmail.drop_after_commit("drafts.send", 1);
+    let dispatcher = env.dispatcher().await;
+    dispatch_until(&dispatcher, "the lost send is found in Sent", || async {
+        let state = env.store.get_decision(decision).await.unwrap().state;
+        assert_ne!(
+            state,
+            DecisionState::Failed,
+            "the decision went to the owner"
+        );
+        state == DecisionState::Done
+    })
+    .await;
+    assert_eq!(env.gmail.request_count("drafts.send"), 1);
+    let sent = env.gmail.sent_messages();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        env.store
+            .get_decision(decision)
+            .await
+            .unwrap()
+            .gmail_message_id
+            .as_deref(),
+        Some(sent[0].message_id.as_str()),
+        "found by its content, dated by Google's clock"
+    );
+    assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Sent);
+}
+
+#[tokio::test]
 async fn a_send_s_answer_gives_gmail_s_message_id_to_the_decision_and_the_audit() {
     let (env, account) = roomy_env().await;
     let draft = env.gmail.file_draft(&reply(1, "answered"), None);

@@ -39,6 +39,7 @@ async fn file(store: &Store, account: &str, n: usize, subject: &str) -> i64 {
             version: format!("m-{n}"),
             content: DraftContent::Raw(format!("Subject: {subject}\r\n\r\nbody {n}\r\n").into()),
             observed_state: ItemState::Pending,
+            gmail_internal_date: None,
             thread_id: None,
             subject: subject.to_string(),
             from_addr: "owner@example.com".into(),

@@ -44,6 +44,7 @@ fn draft(account: &str, draft_id: &str, message_id: &str, body: &str) -> Observe
             format!("To: ana@example.com\r\nSubject: Invoice\r\n\r\n{body}\r\n").into_bytes(),
         ),
         observed_state: ItemState::Pending,
+        gmail_internal_date: None,
         thread_id: Some("t1".into()),
         subject: "Invoice".into(),
         from_addr: "owner@example.com".into(),
@@ -166,13 +167,25 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     let accounts = store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "gmail-old");
-    // The newest migration (20261205070000_sealed_record) is checked below, with the old
-    // audit row sealed at the first open with a key. Update this with the next migration.
+    // The newest migration (20261205080000_draft_internal_date): a version synced before it
+    // has no Gmail date, and the send path falls back to this computer's clock for it. Update
+    // this with the next migration.
     let name = &MIGRATOR.migrations.last().unwrap().description;
     assert_eq!(
-        name, "sealed record",
+        name, "draft internal date",
         "check what the newest migration did here"
     );
+    for item in store.list_items(&ItemFilter::default()).await.unwrap() {
+        assert_eq!(
+            store
+                .version_gmail_date(item.id, &item.version)
+                .await
+                .unwrap(),
+            None
+        );
+    }
+    // 20261205070000_sealed_record is checked below, with the old audit row sealed at the
+    // first open with a key.
     let cursor = store.sync_cursor("gmail-old").await.unwrap();
     assert_eq!(cursor.delivery, None);
     assert_eq!(

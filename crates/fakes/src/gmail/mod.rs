@@ -493,6 +493,12 @@ impl FakeGmail {
         self.shared.lock().replace_message_id_on_send = on;
     }
 
+    /// Sets Google's clock `offset_ms` from this computer's: every message written from now on
+    /// is dated (`internalDate`) by it. `-180_000`: the computer's clock runs three minutes fast.
+    pub fn set_clock_offset_ms(&self, offset_ms: i64) {
+        self.shared.lock().clock_offset_ms = offset_ms;
+    }
+
     /// Whether the OAuth client was deleted in Cloud Console: the token endpoint then answers
     /// every request 401 `{"error":"deleted_client","error_description":"The OAuth client was
     /// deleted."}`. Off again stands for the owner's new client.

@@ -223,6 +223,9 @@ pub struct State {
     /// `drafts.send` gives the sent message a `Message-ID` of Gmail's own, replacing the
     /// client's (third-party reports say Gmail sometimes does).
     pub replace_message_id_on_send: bool,
+    /// How far Google's clock (every message's `internalDate`) is from this computer's, in ms:
+    /// negative when the computer's clock runs fast.
+    pub clock_offset_ms: i64,
     /// The OAuth client was deleted in Google Cloud Console: the token endpoint answers every
     /// request 401 `deleted_client`.
     pub client_deleted: bool,
@@ -261,6 +264,7 @@ impl State {
             vanished_drafts: std::collections::HashSet::new(),
             vanished_drafts_answer_400: false,
             replace_message_id_on_send: false,
+            clock_offset_ms: 0,
             client_deleted: false,
             access_tokens: HashMap::new(),
             refresh_tokens: HashMap::new(),
@@ -351,7 +355,7 @@ impl State {
             thread_id,
             label_ids,
             raw,
-            internal_date_ms: chrono::Utc::now().timestamp_millis(),
+            internal_date_ms: chrono::Utc::now().timestamp_millis() + self.clock_offset_ms,
             history_id: 0,
             seq,
         };

@@ -429,6 +429,7 @@ fn observe(
         version: raw.message_id.clone(),
         content: DraftContent::Raw(raw.raw.clone()),
         observed_state: ItemState::Pending,
+        gmail_internal_date: raw.internal_date,
         thread_id: Some(raw.thread_id.clone()).filter(|t| !t.is_empty()),
         subject: view.subject.clone().unwrap_or_default(),
         from_addr: addresses(&view.from),

@@ -340,6 +340,7 @@ fn observe(account: &Account, draft: &PluginDraft) -> Result<ObservedDraft> {
         version: draft.updated_at.clone(),
         content: DraftContent::Text(draft.text.clone()),
         observed_state: state,
+        gmail_internal_date: None,
         thread_id: None,
         subject,
         from_addr: if draft.route_id.is_none() {
@@ -415,6 +416,7 @@ async fn record_unreadable(
         version,
         content: DraftContent::Text(text.clone()),
         observed_state: ItemState::Conflict,
+        gmail_internal_date: None,
         thread_id: None,
         subject: if subject.is_empty() || subject.to_lowercase().starts_with("re:") {
             subject

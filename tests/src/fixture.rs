@@ -212,6 +212,7 @@ pub async fn fill_mirror(store: &Store, count: usize) -> Result<Account> {
                 version: format!("m-{n}"),
                 content: DraftContent::Raw(raw.into_bytes()),
                 observed_state: ItemState::Pending,
+                gmail_internal_date: None,
                 thread_id: None,
                 subject,
                 from_addr: "bulk@example.com".into(),

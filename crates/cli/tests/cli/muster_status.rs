@@ -67,6 +67,14 @@ async fn with_a_502_for_muster_s_stream_status_says_polling_and_drafts_still_arr
     )
     .await;
 
+    // The draft may come with the first sync, before the stream was even tried: the app says
+    // polling once the stream has failed and the next poll ran.
+    eventually(
+        polling.visible * 10,
+        "the app says it is polling",
+        || async { store.sync_cursor(&account_id).await.unwrap().status_word() == "polling" },
+    )
+    .await;
     let status = cli.exec(&["status", "--json"]).await.json();
     let line = &status["accounts"].as_array().unwrap()[0];
     assert_eq!(line["status"], "polling", "{status}");

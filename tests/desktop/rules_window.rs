@@ -305,8 +305,7 @@ async fn moving_a_rule_up_with_alt_up_makes_it_the_one_that_decides_the_next_dra
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_rules_page_shows_a_new_verdict_while_it_stays_open_and_tests_a_rule_against_history()
-{
+async fn the_rules_page_shows_a_new_verdict_while_it_stays_open_and_tests_a_rule_against_history() {
     let Some(prerequisites) = skip_or_fail(
         "the_rules_page_shows_a_new_verdict_while_it_stays_open_and_tests_a_rule_against_history",
     ) else {

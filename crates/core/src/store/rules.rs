@@ -166,7 +166,10 @@ impl Store {
     ) -> Result<Rule> {
         let current = self.rule(id).await?;
         definition.check().map_err(|why| {
-            Error::refused(format!("change the rule “{}”", current.definition.name), why)
+            Error::refused(
+                format!("change the rule “{}”", current.definition.name),
+                why,
+            )
         })?;
         let json = encode(definition)?;
         let now = format_time(Utc::now());

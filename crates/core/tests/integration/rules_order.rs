@@ -42,7 +42,10 @@ async fn moving_a_rule_above_another_makes_it_the_one_that_decides() {
     judged_at_once(&env).await;
     let approve = env
         .store
-        .add_rule(&rule("Replies to example.com", RuleAction::Approve), THE_OWNER)
+        .add_rule(
+            &rule("Replies to example.com", RuleAction::Approve),
+            THE_OWNER,
+        )
         .await
         .unwrap();
     let reject = env
@@ -154,7 +157,10 @@ async fn a_shadow_rules_verdict_is_announced_so_the_rules_page_can_show_it() {
     let account = env.connect_gmail().await;
     judged_at_once(&env).await;
     env.store
-        .add_rule(&rule("Replies to example.com", RuleAction::Approve), THE_OWNER)
+        .add_rule(
+            &rule("Replies to example.com", RuleAction::Approve),
+            THE_OWNER,
+        )
         .await
         .unwrap();
     let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);

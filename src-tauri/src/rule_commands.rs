@@ -12,15 +12,20 @@ use crate::commands::ACTOR;
 use crate::error::UiError;
 use crate::state::AppState;
 
-/// Change a rule: a new version, back in shadow with a fresh record (the page says so before
-/// saving). A definition that cannot work is refused with core's sentence.
+/// Change a rule from `version`, the one the dialog showed: a new version, back in shadow with
+/// a fresh record (the page says so before saving). A definition that cannot work, or a rule
+/// changed elsewhere since the dialog opened, is refused with core's sentence.
 #[tauri::command]
 pub async fn edit_rule(
     state: State<'_, AppState>,
     id: i64,
+    version: u32,
     definition: RuleDefinition,
 ) -> Result<Rule, UiError> {
-    Ok(state.store()?.edit_rule(id, &definition, ACTOR).await?)
+    Ok(state
+        .store()?
+        .edit_rule_from(id, version, &definition, ACTOR)
+        .await?)
 }
 
 /// Move a rule to place `to` (0: first) in the order, which decides which rule acts first;

@@ -169,9 +169,10 @@ export const addRule = (definition: RuleDefinition) => call<Rule>("add_rule", { 
 export const setRuleMode = (id: number, mode: RuleMode, withNoRecord = false) =>
   call<Rule>("set_rule_mode", { id, mode, withNoRecord });
 export const removeRule = (id: number) => call<null>("remove_rule", { id });
-/** Changes a rule: a new version, back in shadow with a fresh record. */
-export const editRule = (id: number, definition: RuleDefinition) =>
-  call<Rule>("edit_rule", { id, definition });
+/** Changes a rule from `version` (the one the owner had open): a new version, back in shadow
+ * with a fresh record; refused when it changed elsewhere meanwhile. */
+export const editRule = (id: number, version: number, definition: RuleDefinition) =>
+  call<Rule>("edit_rule", { id, version, definition });
 /** Moves a rule to place `to` (0: first to act); the rules in their new order. */
 export const moveRule = (id: number, to: number) => call<Rule[]>("move_rule", { id, to });
 /** Adds a copy of a rule ("… (copy)") at the end of the order, in shadow. */

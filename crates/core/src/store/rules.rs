@@ -164,27 +164,63 @@ impl Store {
         definition: &RuleDefinition,
         actor: &str,
     ) -> Result<Rule> {
+        self.edit_rule_at(id, None, definition, actor).await
+    }
+
+    /// [`Store::edit_rule`] of the version the owner had open (`from`): a rule changed
+    /// meanwhile (by the command line, another window) is refused rather than overwritten
+    /// with a definition made from what it was.
+    pub async fn edit_rule_from(
+        &self,
+        id: i64,
+        from: u32,
+        definition: &RuleDefinition,
+        actor: &str,
+    ) -> Result<Rule> {
+        self.edit_rule_at(id, Some(from), definition, actor).await
+    }
+
+    async fn edit_rule_at(
+        &self,
+        id: i64,
+        from: Option<u32>,
+        definition: &RuleDefinition,
+        actor: &str,
+    ) -> Result<Rule> {
         let current = self.rule(id).await?;
-        definition.check().map_err(|why| {
-            Error::refused(
-                format!("change the rule “{}”", current.definition.name),
-                why,
-            )
-        })?;
+        let action = format!("change the rule “{}”", current.definition.name);
+        definition
+            .check()
+            .map_err(|why| Error::refused(action.clone(), why))?;
         let json = encode(definition)?;
         let now = format_time(Utc::now());
-        let version = current.version + 1;
+        let base = from.unwrap_or(current.version);
+        let version = base + 1;
         let mut tx = self.write_tx().await?;
-        sqlx::query(
+        let changed = sqlx::query(
             "UPDATE rules SET version = ?, definition = ?, mode = 'shadow', updated_at = ?
-             WHERE id = ?",
+             WHERE id = ? AND version = ? AND removed_at IS NULL",
         )
         .bind(version)
         .bind(&json)
         .bind(&now)
         .bind(id)
+        .bind(base)
         .execute(&mut *tx)
-        .await?;
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            return Err(Error::refused(
+                action,
+                if current.removed() {
+                    "it was removed".to_string()
+                } else {
+                    "it was changed elsewhere since you opened it: open it again to see the \
+                     change"
+                        .to_string()
+                },
+            ));
+        }
         write_version(&mut tx, id, version, &json, &now).await?;
         audit_rule(&mut tx, actor, "rule edited", id, version, &json).await?;
         tx.commit().await?;
@@ -225,7 +261,7 @@ impl Store {
                 .rows_affected();
         if changed == 0 {
             return Err(Error::refused(
-                format!("change the mode of rule {id}"),
+                format!("change the mode of the rule “{}”", rule.definition.name),
                 format!(
                     "it changed since its record was read (version {} now, not {version})",
                     rule.version

@@ -206,3 +206,45 @@ async fn a_shadow_rules_verdict_is_announced_so_the_rules_page_can_show_it() {
         "a shadow rule decides nothing"
     );
 }
+
+#[tokio::test]
+async fn an_edit_made_from_a_version_changed_elsewhere_is_refused_not_written_over_it() {
+    let env = Env::new().await;
+    let opened = env
+        .store
+        .add_rule(&rule("Short replies", RuleAction::Approve), THE_OWNER)
+        .await
+        .unwrap();
+    // The command line changes the rule while the window's dialog shows version 1.
+    let mut elsewhere = opened.definition.clone();
+    elsewhere.conditions.max_words = Some(30);
+    env.store
+        .edit_rule(opened.id, &elsewhere, "owner via cli")
+        .await
+        .unwrap();
+    let mut in_the_dialog = opened.definition.clone();
+    in_the_dialog.action = RuleAction::Hold;
+    let refused = env
+        .store
+        .edit_rule_from(opened.id, opened.version, &in_the_dialog, THE_OWNER)
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("cannot change the rule “Short replies”: it was changed elsewhere"),
+        "{refused}"
+    );
+    let now = env.store.rule(opened.id).await.unwrap();
+    assert_eq!(now.version, 2);
+    assert_eq!(now.definition, elsewhere, "the other change stands");
+
+    // From the version it shows now, the edit is made.
+    let edited = env
+        .store
+        .edit_rule_from(opened.id, 2, &in_the_dialog, THE_OWNER)
+        .await
+        .unwrap();
+    assert_eq!(edited.version, 3);
+    assert_eq!(edited.definition.action, RuleAction::Hold);
+}

@@ -253,6 +253,7 @@ async fn moving_a_rule_up_with_alt_up_makes_it_the_one_that_decides_the_next_dra
         .wait_for(&format!("{}[data-position=\"1\"]", card(&hold)), UI_TIMEOUT)
         .await
         .or_log(&app);
+    app.screenshot("rules-reordered").await.unwrap();
     let still_focused = session
         .execute(
             "return document.activeElement?.dataset?.rule ?? null;",

@@ -14,6 +14,7 @@ mod queue;
 mod record;
 mod refusals;
 mod routes;
+mod rule_order;
 mod rules;
 mod settings;
 mod stamps;

@@ -22,6 +22,9 @@ pub const ITEMS_CHANGED: &str = "countersign://items-changed";
 pub const REACHABILITY: &str = "countersign://reachability";
 /// A refusal the owner is told about. Payload [`RefusalNotice`].
 pub const REFUSAL: &str = "countersign://refusal";
+/// The rules judged drafts: their records changed (a rules page on screen reads them again).
+/// Payload the drafts judged, by id.
+pub const RULES_JUDGED: &str = "countersign://rules-judged";
 /// The owner clicked a notification: show that item. Payload [`OpenItem`].
 pub const OPEN_ITEM: &str = "countersign://open-item";
 
@@ -88,6 +91,7 @@ pub fn forwarder(app: AppHandle) -> OnEvent {
                 tracing::info!(count = sent.len(), "notifying drafts sent by rules");
                 notify::sent_by_rule(&app, sent);
             }
+            AppEvent::RulesJudged { items } => emit(&app, RULES_JUDGED, items),
             AppEvent::Refusal { refusal, item } => {
                 tracing::info!(
                     item = item.id,

@@ -17,6 +17,7 @@ mod dialog;
 mod error;
 mod events;
 mod notify;
+mod rule_commands;
 mod state;
 mod tray;
 #[cfg(test)]
@@ -172,6 +173,10 @@ fn main() -> anyhow::Result<()> {
             commands::add_rule,
             commands::set_rule_mode,
             commands::remove_rule,
+            rule_commands::edit_rule,
+            rule_commands::move_rule,
+            rule_commands::duplicate_rule,
+            rule_commands::test_rule,
             commands::set_hold_everything,
             welcome::pick_client_secret,
             welcome::demo_available,

@@ -660,7 +660,7 @@ async fn focused_action(session: &Session) -> Option<String> {
 /// `prefers-reduced-motion` from `gtk-enable-animations`, and GTK reads this file from
 /// `$XDG_CONFIG_HOME/gtk-3.0/` when no settings daemon runs (none does under Xvfb). WebDriver
 /// itself has no way to emulate a media feature in WebKitGTK.
-fn dark_and_still_config() -> tempfile::TempDir {
+pub(crate) fn dark_and_still_config() -> tempfile::TempDir {
     let config = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(config.path().join("gtk-3.0")).unwrap();
     std::fs::write(

@@ -213,6 +213,29 @@ impl Session {
         Ok(())
     }
 
+    /// Presses the chord `keys` (the spec's code points, e.g. Alt `"\u{E00A}"` then ArrowUp
+    /// `"\u{E013}"`): each goes down in order and they come up in reverse, as a user holds a
+    /// modifier.
+    pub async fn press_chord(&self, keys: &[&str]) -> Result<()> {
+        let mut actions: Vec<Value> = keys
+            .iter()
+            .map(|key| json!({"type": "keyDown", "value": key}))
+            .collect();
+        actions.extend(
+            keys.iter()
+                .rev()
+                .map(|key| json!({"type": "keyUp", "value": key})),
+        );
+        self.post(
+            "/actions",
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
+        )
+        .await
+        .with_context(|| format!("cannot press the chord {keys:?}"))?;
+        send(self.http.delete(format!("{}/actions", self.url))).await?;
+        Ok(())
+    }
+
     /// Runs `script` (a function body; `arguments[i]` are `args`) in the page and returns its
     /// result.
     pub async fn execute(&self, script: &str, args: Vec<Value>) -> Result<Value> {

@@ -1,5 +1,6 @@
 //! `countersign rules …`: the owner's decisions made in advance (docs/rules.md). A new rule
-//! starts in shadow; `test` replays one over the history; `arm` shows its record and asks.
+//! starts in shadow; `test` replays one over the history; `arm` shows its record and asks;
+//! `move` changes the order, which decides which rule acts first.
 
 use std::io::IsTerminal;
 
@@ -25,6 +26,19 @@ pub enum RulesCommand {
         id: i64,
         #[command(flatten)]
         flags: RuleFlags,
+    },
+    /// Move a rule to another place in the order (the first armed rule that matches decides).
+    Move {
+        /// The rule id.
+        id: i64,
+        /// Its new place: 1 is first.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        to: u32,
+    },
+    /// Add a copy of a rule ("… (copy)") at the end of the order, in shadow.
+    Duplicate {
+        /// The rule id.
+        id: i64,
     },
     /// Remove a rule (the record still names it).
     Remove {
@@ -243,6 +257,24 @@ pub async fn run(store: &Store, command: &RulesCommand, actor: &str, json: bool)
                 &rule,
                 json,
                 "Changed, and back in shadow: its record starts over.",
+            )?;
+        }
+        RulesCommand::Move { id, to } => {
+            let order = store.move_rule(*id, *to as usize - 1, actor).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&order)?);
+            } else {
+                for rule in &order {
+                    println!("{}", describe(rule));
+                }
+            }
+        }
+        RulesCommand::Duplicate { id } => {
+            let rule = store.duplicate_rule(*id, actor).await?;
+            print_rule(
+                &rule,
+                json,
+                "Copied at the end, in shadow: it records what it would do until you arm it.",
             )?;
         }
         RulesCommand::Remove { id } => {

@@ -29,6 +29,7 @@ import type {
   Rule,
   RuleDefinition,
   RuleMode,
+  RuleTest,
   RuleView,
   Settings,
   SettingsChange,
@@ -171,6 +172,16 @@ export const addRule = (definition: RuleDefinition) => call<Rule>("add_rule", { 
 export const setRuleMode = (id: number, mode: RuleMode, withNoRecord = false) =>
   call<Rule>("set_rule_mode", { id, mode, withNoRecord });
 export const removeRule = (id: number) => call<null>("remove_rule", { id });
+/** Changes a rule from `version` (the one the owner had open): a new version, back in shadow
+ * with a fresh record; refused when it changed elsewhere meanwhile. */
+export const editRule = (id: number, version: number, definition: RuleDefinition) =>
+  call<Rule>("edit_rule", { id, version, definition });
+/** Moves a rule to place `to` (0: first to act); the rules in their new order. */
+export const moveRule = (id: number, to: number) => call<Rule[]>("move_rule", { id, to });
+/** Adds a copy of a rule ("… (copy)") at the end of the order, in shadow. */
+export const duplicateRule = (id: number) => call<Rule>("duplicate_rule", { id });
+/** Replays a rule over the history without acting, beside what the owner did. */
+export const testRule = (id: number) => call<RuleTest>("test_rule", { id });
 /** "Hold everything": no rule decides (rule decisions in their undo window are taken back);
  * the items taken back. */
 export const setHoldEverything = (on: boolean) => call<number[]>("set_hold_everything", { on });
@@ -203,6 +214,17 @@ export async function listenAll(handlers: EventHandlers): Promise<() => void> {
     listen<Reachability>("countersign://reachability", (e) => handlers.reachability(e.payload)),
     listen<RefusalNotice>("countersign://refusal", (e) => handlers.refusal(e.payload)),
     listen<OpenItem>("countersign://open-item", (e) => handlers.openItem(e.payload)),
+  ]);
+  return () => unlisten.forEach((stop) => stop());
+}
+
+/** Calls `changed` whenever the rules' records may have changed while a rules page is open:
+ * the rules judged drafts (shadow verdicts too), or items changed (the owner decided one). The
+ * returned function unsubscribes. */
+export async function onRulesChanged(changed: () => void): Promise<() => void> {
+  const unlisten: UnlistenFn[] = await Promise.all([
+    listen<number[]>("countersign://rules-judged", () => changed()),
+    listen<ItemsChanged | null>("countersign://items-changed", () => changed()),
   ]);
   return () => unlisten.forEach((stop) => stop());
 }

@@ -5,8 +5,12 @@ import {
   actionLabel,
   conditionsLabel,
   definitionOf,
+  editWarning,
   emptyRuleForm,
+  formOf,
   isDefinition,
+  movedAnnouncement,
+  movedTo,
   ownerDidLabel,
   wouldLabel,
 } from "./rules";
@@ -25,7 +29,7 @@ describe("definitionOf", () => {
       within: "example.com, example.org ,, ",
       orOnThread: true,
       noCcOrBcc: true,
-      noAttachments: true,
+      attachments: "none",
       maxWords: "30",
       subject: "^Re: ",
       dailyCap: "5",
@@ -97,5 +101,73 @@ describe("the page's words", () => {
       "it would approve it; you rejected it",
     );
     expect(wouldLabel("hold")).toBe("it would hold it for you");
+  });
+});
+
+describe("editing a rule", () => {
+  test("every scope and condition the command line has survives the round trip through the form", () => {
+    const definition: RuleDefinition = {
+      name: "Invoices",
+      scope: { account: "gmail-1", sender: "agent@example.com", plugin: "email", chiefFiled: false },
+      conditions: {
+        recipientsWithin: ["example.com", "example.org"],
+        orOnThread: true,
+        noCcOrBcc: true,
+        attachments: { kind: "only_types", types: ["application/pdf", "image/*"], maxBytes: 500000 },
+        maxWords: 120,
+        subjectMatches: "^Re: Invoice",
+        noFlags: ["external_recipient", "hidden_text"],
+      },
+      action: { kind: "reject", reason: "ask me first" },
+      dailyCap: 3,
+    };
+    expect(definitionOf(formOf(definition))).toEqual(definition);
+    const chief = { ...definition, scope: { ...definition.scope, chiefFiled: true } };
+    expect(definitionOf(formOf(chief))).toEqual(chief);
+  });
+
+  test("scope and conditions read as words", () => {
+    const definition = defined({
+      name: "x",
+      account: "gmail-1",
+      sender: "agent@example.com",
+      chiefFiled: "chief",
+      attachments: "types",
+      attachmentTypes: "application/pdf",
+      maxAttachmentBytes: "1000",
+      noFlags: ["hidden_text"],
+    });
+    expect(conditionsLabel(definition)).toBe(
+      "account gmail-1; from agent@example.com; filed by the chief; attachments: application/pdf; not flagged for hidden text",
+    );
+  });
+
+  test("allowed attachment types need a size", () => {
+    expect(
+      definitionOf({ ...emptyRuleForm(), name: "x", attachments: "types", attachmentTypes: "image/*" }),
+    ).toEqual({ code: "refused", message: "Say how large an attachment may be, in bytes." });
+  });
+
+  test("an armed rule's edit says before saving that it goes back to shadow", () => {
+    expect(editWarning("armed")).toMatch(
+      /^Saving puts this rule back in shadow: it stops deciding until you arm it again/,
+    );
+    expect(editWarning("shadow")).toMatch(/record over/);
+  });
+});
+
+describe("the order", () => {
+  test("Alt+Up and Alt+Down move one place, not past the ends", () => {
+    expect(movedTo(1, -1, 3)).toBe(0);
+    expect(movedTo(0, -1, 3)).toBeNull();
+    expect(movedTo(2, 1, 3)).toBeNull();
+    expect(movedTo(0, 1, 3)).toBe(1);
+  });
+
+  test("a move is announced by the rule's name and place", () => {
+    expect(movedAnnouncement("Short replies", 0, 3)).toBe(
+      "“Short replies” is now rule 1 of 3, first to act.",
+    );
+    expect(movedAnnouncement("Short replies", 1, 3)).toBe("“Short replies” is now rule 2 of 3.");
   });
 });

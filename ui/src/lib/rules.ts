@@ -1,25 +1,48 @@
-// Settings → Rules: the add form's fields turned into core's `RuleDefinition`, and the words
-// the page uses for what a rule does and what its record says. Core checks the definition
+// Settings → Rules: the add and edit form's fields turned into core's `RuleDefinition` (and
+// back, to edit), and the words the page uses for what a rule does, its order and its record. Core checks the definition
 // (a name, a subject pattern that is a regular expression, a reason to reject with); this only
 // turns text fields into numbers and lists.
-import type { OwnerDid, RuleAction, RuleDefinition, UiError } from "./types";
+import type {
+  AttachmentCondition,
+  FlagKind,
+  OwnerDid,
+  RuleAction,
+  RuleDefinition,
+  RuleMode,
+  UiError,
+} from "./types";
 
-/** The add form as the owner fills it in. */
+/** The add and edit form as the owner fills it in: every scope and condition core has. */
 export interface RuleForm {
   name: string;
   action: "approve" | "hold" | "reject";
   /** The reason a reject rule gives (it goes back to the agent). */
   reason: string;
+  /** Only this account (its id; empty: every account). */
+  account: string;
+  /** Gmail: only drafts whose From is this address (empty: any). */
+  sender: string;
+  /** muster: only replies for this plugin (empty: any). */
+  plugin: string;
+  /** muster: only the chief's replies, only the sessions' own, or either. */
+  chiefFiled: "any" | "chief" | "sessions";
   /** Every recipient is in one of these domains (comma separated). */
   within: string;
   /** …or was already on the message answered. */
   orOnThread: boolean;
   noCcOrBcc: boolean;
-  noAttachments: boolean;
+  /** Any attachments, none at all, or only these types. */
+  attachments: "any" | "none" | "types";
+  /** With `types`: the types allowed (comma separated, `image/*` for a family). */
+  attachmentTypes: string;
+  /** With `types`: the largest attachment allowed, in bytes. */
+  maxAttachmentBytes: string;
   /** The body has at most this many words (empty: any length). */
   maxWords: string;
   /** The subject matches this regular expression (empty: any subject). */
   subject: string;
+  /** None of these flags is raised. */
+  noFlags: FlagKind[];
   /** At most this many decisions a day (empty: no cap). */
   dailyCap: string;
 }
@@ -30,13 +53,46 @@ export function emptyRuleForm(): RuleForm {
     name: "",
     action: "approve",
     reason: "",
+    account: "",
+    sender: "",
+    plugin: "",
+    chiefFiled: "any",
     within: "",
     orOnThread: false,
     noCcOrBcc: false,
-    noAttachments: false,
+    attachments: "any",
+    attachmentTypes: "",
+    maxAttachmentBytes: "",
     maxWords: "",
     subject: "",
+    noFlags: [],
     dailyCap: "",
+  };
+}
+
+/** The form showing `definition`, to edit it: `definitionOf(formOf(d))` gives `d` back. */
+export function formOf(definition: RuleDefinition): RuleForm {
+  const c = definition.conditions;
+  const s = definition.scope;
+  return {
+    name: definition.name,
+    action: definition.action.kind,
+    reason: definition.action.kind === "reject" ? definition.action.reason : "",
+    account: s.account ?? "",
+    sender: s.sender ?? "",
+    plugin: s.plugin ?? "",
+    chiefFiled: s.chiefFiled === null ? "any" : s.chiefFiled ? "chief" : "sessions",
+    within: c.recipientsWithin.join(", "),
+    orOnThread: c.orOnThread,
+    noCcOrBcc: c.noCcOrBcc,
+    attachments: c.attachments === null ? "any" : c.attachments.kind === "none" ? "none" : "types",
+    attachmentTypes: c.attachments?.kind === "only_types" ? c.attachments.types.join(", ") : "",
+    maxAttachmentBytes:
+      c.attachments?.kind === "only_types" ? String(c.attachments.maxBytes) : "",
+    maxWords: c.maxWords === null ? "" : String(c.maxWords),
+    subject: c.subjectMatches ?? "",
+    noFlags: [...c.noFlags],
+    dailyCap: definition.dailyCap === null ? "" : String(definition.dailyCap),
   };
 }
 
@@ -55,33 +111,113 @@ function isError(value: unknown): value is UiError {
   return typeof value === "object" && value !== null && "message" in value;
 }
 
-/** The definition the form describes, or what is wrong with a number field. */
+/** A comma-separated field as a list, blanks left out. */
+function list(field: string): string[] {
+  return field
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+}
+
+/** An optional text field: `null` when blank. */
+function optional(field: string): string | null {
+  return field.trim() ? field.trim() : null;
+}
+
+/** What the attachments choice says, or what is wrong with it. */
+function attachmentsOf(form: RuleForm): AttachmentCondition | null | UiError {
+  switch (form.attachments) {
+    case "any":
+      return null;
+    case "none":
+      return { kind: "none" };
+    case "types": {
+      const types = list(form.attachmentTypes);
+      if (types.length === 0) {
+        return { code: "refused", message: "Name the attachment types the rule allows." };
+      }
+      const maxBytes = count(form.maxAttachmentBytes, "The largest attachment");
+      if (isError(maxBytes)) return maxBytes;
+      if (maxBytes === null) {
+        return { code: "refused", message: "Say how large an attachment may be, in bytes." };
+      }
+      return { kind: "only_types", types, maxBytes };
+    }
+  }
+}
+
+/** The definition the form describes, or what is wrong with a field. */
 export function definitionOf(form: RuleForm): RuleDefinition | UiError {
   const maxWords = count(form.maxWords, "The most words");
   if (isError(maxWords)) return maxWords;
   const dailyCap = count(form.dailyCap, "The daily cap");
   if (isError(dailyCap)) return dailyCap;
+  const attachments = attachmentsOf(form);
+  if (isError(attachments)) return attachments;
   const action: RuleAction =
     form.action === "reject" ? { kind: "reject", reason: form.reason.trim() } : { kind: form.action };
   return {
     name: form.name.trim(),
-    scope: { account: null, sender: null, plugin: null, chiefFiled: null },
+    scope: {
+      account: optional(form.account),
+      sender: optional(form.sender),
+      plugin: optional(form.plugin),
+      chiefFiled: form.chiefFiled === "any" ? null : form.chiefFiled === "chief",
+    },
     conditions: {
-      recipientsWithin: form.within
-        .split(",")
-        .map((domain) => domain.trim())
-        .filter(Boolean),
+      recipientsWithin: list(form.within),
       orOnThread: form.orOnThread,
       noCcOrBcc: form.noCcOrBcc,
-      attachments: form.noAttachments ? { kind: "none" } : null,
+      attachments,
       maxWords,
       // Not trimmed: a space in a regular expression is part of what it matches.
       subjectMatches: form.subject.trim() ? form.subject : null,
-      noFlags: [],
+      noFlags: [...form.noFlags],
     },
     action,
     dailyCap,
   };
+}
+
+/** Every flag a rule may require absent, with the words the review shows for it. */
+export const FLAG_WORDS: Record<FlagKind, string> = {
+  recipient_not_on_thread: "a recipient not on the thread",
+  answers_message_not_in_conversation: "answers a message not in its conversation",
+  external_recipient: "an external recipient",
+  bcc_recipient: "a Bcc recipient",
+  risky_attachment: "a risky attachment",
+  attachment_type_mismatch: "an attachment whose type does not match its contents",
+  link_text_mismatch: "a misleading link",
+  reply_without_threading: "a reply that will not thread",
+  over_size_limit: "too large to send",
+  duplicate_header: "headers programs read differently",
+  hidden_text: "hidden text",
+  alternatives_differ: "text and HTML that differ",
+  unverifiable_styling: "styling that could not be checked",
+  machine_text: "text only machines read",
+  invisible_characters: "invisible characters",
+};
+
+/** The flags in the order the form lists them. */
+export const FLAG_KINDS = Object.keys(FLAG_WORDS) as FlagKind[];
+
+/** The place a rule moves to with Alt+Up (`-1`) or Alt+Down (`+1`), or `null` at an end. */
+export function movedTo(from: number, step: -1 | 1, count: number): number | null {
+  const to = from + step;
+  return to < 0 || to >= count ? null : to;
+}
+
+/** What a screen reader hears after a move: "“Short replies” is now rule 1 of 3, first to act." */
+export function movedAnnouncement(name: string, to: number, count: number): string {
+  const place = to === 0 ? ", first to act" : to === count - 1 ? ", last to act" : "";
+  return `“${name}” is now rule ${to + 1} of ${count}${place}.`;
+}
+
+/** What saving an edit does to the rule, said before saving. */
+export function editWarning(mode: RuleMode): string {
+  return mode === "armed"
+    ? "Saving puts this rule back in shadow: it stops deciding until you arm it again, and its record starts over."
+    : "Saving starts its record over: it records afresh what it would do, and stays in shadow.";
 }
 
 /** Whether `definitionOf` gave a definition (not an error). */
@@ -105,6 +241,12 @@ export function actionLabel(action: RuleAction): string {
 export function conditionsLabel(definition: RuleDefinition): string {
   const c = definition.conditions;
   const parts: string[] = [];
+  const s = definition.scope;
+  if (s.account) parts.push(`account ${s.account}`);
+  if (s.sender) parts.push(`from ${s.sender}`);
+  if (s.plugin) parts.push(`for the ${s.plugin} plugin`);
+  if (s.chiefFiled === true) parts.push("filed by the chief");
+  if (s.chiefFiled === false) parts.push("the sessions' own replies");
   if (c.recipientsWithin.length > 0) {
     parts.push(
       `every recipient in ${c.recipientsWithin.join(", ")}${c.orOnThread ? " or on the thread" : ""}`,
@@ -117,7 +259,7 @@ export function conditionsLabel(definition: RuleDefinition): string {
   if (c.attachments?.kind === "only_types") parts.push(`attachments: ${c.attachments.types.join(", ")}`);
   if (c.maxWords !== null) parts.push(`at most ${c.maxWords} words`);
   if (c.subjectMatches) parts.push(`subject matches ${c.subjectMatches}`);
-  if (c.noFlags.length > 0) parts.push(`none of these flags: ${c.noFlags.join(", ")}`);
+  if (c.noFlags.length > 0) parts.push(`not flagged for ${c.noFlags.map((k) => FLAG_WORDS[k]).join(", ")}`);
   if (definition.dailyCap !== null) parts.push(`at most ${definition.dailyCap} a day`);
   return parts.length > 0 ? parts.join("; ") : "any draft";
 }

@@ -201,3 +201,59 @@ async fn a_no_attachments_rule_never_sends_an_inline_pdf_and_arming_with_no_reco
     let shown = cli.exec(&["show", &id, "--json"]).await.ok();
     assert!(shown.stdout.contains("customers.pdf"), "{}", shown.stdout);
 }
+
+#[tokio::test]
+async fn a_rule_moved_first_decides_and_a_duplicate_lands_last_in_shadow() {
+    let (gmail, _muster) = fakes().await;
+    let cli = Cli::new();
+    cli.add_gmail(&gmail).await;
+    cli.exec(&["settings", "set", "rule-settle", "0"])
+        .await
+        .ok();
+    for (name, action) in [
+        ("Replies to example.com", "--approve"),
+        ("Ask me about Ana", "--hold"),
+    ] {
+        cli.exec(&[
+            "rules",
+            "add",
+            "--name",
+            name,
+            "--within",
+            "example.com",
+            action,
+        ])
+        .await
+        .ok();
+    }
+    for id in ["1", "2"] {
+        cli.exec(&["rules", "arm", id, "--with-no-record"])
+            .await
+            .ok();
+    }
+    let moved = cli.exec(&["rules", "move", "2", "--to", "1"]).await.ok();
+    let first = moved.stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("Ask me about Ana"), "{}", moved.stdout);
+
+    let reply = gmail.file_draft(
+        &threaded(1, "Yes, Tuesday works."),
+        Some(&question(&gmail, 1)),
+    );
+    cli.exec(&["sync"]).await.ok();
+    cli.exec(&["dispatch", "--wait"]).await.ok();
+    let id = cli.item_id(&reply.id).await;
+    let shown = cli.exec(&["show", &id, "--json"]).await.ok();
+    assert!(
+        shown.stdout.contains("\"pending\""),
+        "the hold rule, now first, left it to the owner: {}",
+        shown.stdout
+    );
+    assert_eq!(gmail.send_requests(&reply.id), 0);
+
+    let copied = cli.exec(&["rules", "duplicate", "1"]).await.ok();
+    assert!(
+        copied.stdout.contains("Replies to example.com (copy)") && copied.stdout.contains("shadow"),
+        "{}",
+        copied.stdout
+    );
+}

@@ -92,6 +92,12 @@ pub enum AppEvent {
         /// Each draft sent with the name of the rule that approved it, in the order sent.
         sent: Vec<RuleSend>,
     },
+    /// The rules judged drafts and recorded what each would do (shadow rules too): their
+    /// records changed, and a rules page on screen reads them again.
+    RulesJudged {
+        /// The drafts judged.
+        items: Vec<i64>,
+    },
     /// A refusal the owner must be told about (a notification).
     Refusal {
         /// The refusal.

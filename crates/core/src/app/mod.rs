@@ -533,6 +533,11 @@ impl RunningApp {
                                 .iter()
                                 .map(|(decision, _)| decision.item_id)
                                 .collect();
+                            if !report.rules.judged.is_empty() {
+                                on_event(AppEvent::RulesJudged {
+                                    items: report.rules.judged.clone(),
+                                });
+                            }
                             if !decided.is_empty() {
                                 emit_items(&store, &on_event, ChangeCause::RulesDecided, decided)
                                     .await;

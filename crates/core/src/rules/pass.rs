@@ -31,6 +31,9 @@ pub struct RulesPass {
     pub decided: Vec<(Decision, String)>,
     /// The drafts an armed rule matched but left to the owner, with the sentence why.
     pub held: Vec<(i64, String)>,
+    /// Every draft the rules judged (their verdicts, shadow ones too, were recorded): the
+    /// rules' records changed.
+    pub judged: Vec<i64>,
 }
 
 /// Let the rules look at every draft they have not judged yet (or held for a reason that has
@@ -49,6 +52,7 @@ pub async fn run(store: &Store, now: DateTime<Utc>) -> Result<RulesPass> {
             Err(Error::NotFound { .. }) => continue,
             Err(e) => return Err(e),
         };
+        pass.judged.push(item_id);
         match judged {
             Judged::Decide(verdict) => match act(store, &verdict).await {
                 Ok(decision) => pass

@@ -67,6 +67,18 @@ impl RecordLine {
     }
 }
 
+impl RecordLine {
+    /// The owner decided this draft otherwise than the rule would have (not yet deciding, a
+    /// rule's decision and a version the rule never judged are no disagreement).
+    pub fn disagrees(&self) -> bool {
+        !self.agrees()
+            && !matches!(
+                self.owner,
+                OwnerDid::Undecided | OwnerDid::ByRule | OwnerDid::NotJudged
+            )
+    }
+}
+
 /// A rule's record: one line per draft it matched, newest first.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ui-types", derive(ts_rs::TS))]
@@ -134,16 +146,7 @@ impl RuleRecord {
 
     /// The drafts where the owner did otherwise than the rule would have.
     pub fn disagreements(&self) -> Vec<&RecordLine> {
-        self.lines
-            .iter()
-            .filter(|l| {
-                !l.agrees()
-                    && !matches!(
-                        l.owner,
-                        OwnerDid::Undecided | OwnerDid::ByRule | OwnerDid::NotJudged
-                    )
-            })
-            .collect()
+        self.lines.iter().filter(|l| l.disagrees()).collect()
     }
 }
 

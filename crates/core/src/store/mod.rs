@@ -17,6 +17,7 @@ mod queue;
 mod record;
 mod refusals;
 mod routes;
+mod rule_order;
 mod rules;
 mod seal;
 mod settings;

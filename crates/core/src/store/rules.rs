@@ -41,9 +41,18 @@ pub struct Rule {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// When the owner removed it (only a removed rule the record names has one).
+    #[serde(skip)]
+    #[cfg_attr(feature = "ui-types", ts(skip))]
+    pub removed_at: Option<DateTime<Utc>>,
 }
 
 impl Rule {
+    /// Whether the owner removed it (the record still names it).
+    pub fn removed(&self) -> bool {
+        self.removed_at.is_some()
+    }
+
     /// The actor its decisions are recorded under: `rule:<id>@<version>`.
     pub fn actor(&self) -> String {
         format!("rule:{}@{}", self.id, self.version)
@@ -66,6 +75,7 @@ fn rule_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Rule> {
             .map_err(|e| Error::Corrupt(format!("bad rule definition: {e}")))?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
+        removed_at: row.try_get("removed_at")?,
     })
 }
 
@@ -154,24 +164,63 @@ impl Store {
         definition: &RuleDefinition,
         actor: &str,
     ) -> Result<Rule> {
+        self.edit_rule_at(id, None, definition, actor).await
+    }
+
+    /// [`Store::edit_rule`] of the version the owner had open (`from`): a rule changed
+    /// meanwhile (by the command line, another window) is refused rather than overwritten
+    /// with a definition made from what it was.
+    pub async fn edit_rule_from(
+        &self,
+        id: i64,
+        from: u32,
+        definition: &RuleDefinition,
+        actor: &str,
+    ) -> Result<Rule> {
+        self.edit_rule_at(id, Some(from), definition, actor).await
+    }
+
+    async fn edit_rule_at(
+        &self,
+        id: i64,
+        from: Option<u32>,
+        definition: &RuleDefinition,
+        actor: &str,
+    ) -> Result<Rule> {
+        let current = self.rule(id).await?;
+        let action = format!("change the rule “{}”", current.definition.name);
         definition
             .check()
-            .map_err(|why| Error::refused(format!("edit rule {id}"), why))?;
-        let current = self.rule(id).await?;
+            .map_err(|why| Error::refused(action.clone(), why))?;
         let json = encode(definition)?;
         let now = format_time(Utc::now());
-        let version = current.version + 1;
+        let base = from.unwrap_or(current.version);
+        let version = base + 1;
         let mut tx = self.write_tx().await?;
-        sqlx::query(
+        let changed = sqlx::query(
             "UPDATE rules SET version = ?, definition = ?, mode = 'shadow', updated_at = ?
-             WHERE id = ?",
+             WHERE id = ? AND version = ? AND removed_at IS NULL",
         )
         .bind(version)
         .bind(&json)
         .bind(&now)
         .bind(id)
+        .bind(base)
         .execute(&mut *tx)
-        .await?;
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            return Err(Error::refused(
+                action,
+                if current.removed() {
+                    "it was removed".to_string()
+                } else {
+                    "it was changed elsewhere since you opened it: open it again to see the \
+                     change"
+                        .to_string()
+                },
+            ));
+        }
         write_version(&mut tx, id, version, &json, &now).await?;
         audit_rule(
             &mut tx,
@@ -221,7 +270,7 @@ impl Store {
                 .rows_affected();
         if changed == 0 {
             return Err(Error::refused(
-                format!("change the mode of rule {id}"),
+                format!("change the mode of the rule “{}”", rule.definition.name),
                 format!(
                     "it changed since its record was read (version {} now, not {version})",
                     rule.version
@@ -430,7 +479,7 @@ async fn write_version(
     Ok(())
 }
 
-async fn audit_rule(
+pub(super) async fn audit_rule(
     tx: &mut sqlx::SqliteConnection,
     keys: &super::seal::KeyState,
     actor: &str,

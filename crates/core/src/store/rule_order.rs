@@ -41,6 +41,7 @@ impl Store {
         }
         audit_rule(
             &mut tx,
+            &self.keys,
             actor,
             "rule moved",
             id,

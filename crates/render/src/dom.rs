@@ -306,7 +306,27 @@ const VOID: &[&str] = &[
     "track", "wbr",
 ];
 
+/// Whether `tag` is an element with no end tag.
+pub(crate) fn is_void(tag: &str) -> bool {
+    VOID.contains(&tag)
+}
+
 impl Dom {
+    /// The text nodes under `id` (itself included), in document order, not looking inside
+    /// elements whose tag `skip` names.
+    pub fn texts_under(&self, id: NodeId, skip: impl Fn(&str) -> bool) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut stack = vec![id];
+        while let Some(at) = stack.pop() {
+            match &self.nodes[at].data {
+                NodeData::Text(t) => out.push(t.as_str()),
+                NodeData::Element { .. } if self.tag(at).is_some_and(&skip) => {}
+                _ => stack.extend(self.nodes[at].children.iter().rev()),
+            }
+        }
+        out
+    }
+
     /// Sets attribute `attr` (lower-case, no namespace) of element `id` to `value`.
     pub fn set_attr(&mut self, id: NodeId, attr: &str, value: String) {
         if let NodeData::Element { attrs, .. } = &mut self.nodes[id].data {
@@ -400,7 +420,7 @@ impl Dom {
                             out.push('"');
                         }
                         out.push('>');
-                        if !VOID.contains(&tag) {
+                        if !is_void(tag) {
                             stack.push(Step::Close(id));
                             stack.extend(
                                 self.nodes[id].children.iter().rev().map(|&c| Step::Open(c)),

@@ -12,7 +12,7 @@
 
 use unicode_security::{skeleton, MixedScript};
 
-use super::dom::{Dom, NodeData};
+use super::dom::Dom;
 use serde::{Deserialize, Serialize};
 
 use super::text::{decode_entities, html_to_text};
@@ -225,15 +225,8 @@ pub(crate) fn image_words(dom: &Dom) -> Vec<String> {
 }
 
 fn text_of(dom: &Dom, id: usize) -> String {
-    let mut out = String::new();
-    let mut stack = vec![id];
-    while let Some(n) = stack.pop() {
-        match &dom.nodes[n].data {
-            NodeData::Text(t) => out.push_str(t),
-            _ => stack.extend(dom.nodes[n].children.iter().rev()),
-        }
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    let text = dom.texts_under(id, |_| false).concat();
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A link in the body, with the URL it really opens.

@@ -121,23 +121,16 @@ impl<'v> MachineReading<'v> {
     }
 
     fn comment(&mut self, comment: &str) {
-        let trimmed = comment.trim();
-        if let Some(rest) = trimmed.strip_prefix("[if") {
-            // `[if mso]>…<![endif]`: markup only Outlook renders.
-            let inner = rest.split_once(']').map_or("", |(_, r)| r);
-            let inner = inner.strip_prefix('>').unwrap_or(inner);
-            let inner = inner.strip_suffix("<![endif]").unwrap_or(inner);
-            let branch = Dom::parse(inner);
-            self.add(OUTLOOK_BRANCH, &shown_text_of(&branch), false);
-        } else if !(trimmed.contains("[endif]") || trimmed.starts_with("<!")) {
-            // `<!--<![endif]-->` and `<!--[if !mso]><!-->` are the syntax of branches. Markup
-            // commented out is read for its words.
-            let text = if trimmed.contains('<') {
-                shown_text_of(&Dom::parse(trimmed))
-            } else {
-                trimmed.to_owned()
-            };
-            self.add(COMMENT, &text, false);
+        match read_comment(comment) {
+            Comment::OutlookBranch(inner) => {
+                self.add(OUTLOOK_BRANCH, &shown_text_of(&Dom::parse(inner)), false)
+            }
+            Comment::BranchSyntax => {}
+            // Markup commented out is read for its words.
+            Comment::Text(text) if text.contains('<') => {
+                self.add(COMMENT, &shown_text_of(&Dom::parse(text)), false)
+            }
+            Comment::Text(text) => self.add(COMMENT, text, false),
         }
     }
 
@@ -210,38 +203,39 @@ impl<'v> MachineReading<'v> {
     }
 }
 
+/// What a comment is to mail programs.
+pub(crate) enum Comment<'c> {
+    /// `[if mso]>…<![endif]`: markup only Outlook renders (the markup inside).
+    OutlookBranch(&'c str),
+    /// `<!--<![endif]-->`, `<!--[if !mso]><!-->`: the syntax of branches, no text.
+    BranchSyntax,
+    /// A plain comment (trimmed).
+    Text(&'c str),
+}
+
+/// Reads `comment` (a comment node's text).
+pub(crate) fn read_comment(comment: &str) -> Comment<'_> {
+    let trimmed = comment.trim();
+    if let Some(rest) = trimmed.strip_prefix("[if") {
+        let inner = rest.split_once(']').map_or("", |(_, r)| r);
+        let inner = inner.strip_prefix('>').unwrap_or(inner);
+        return Comment::OutlookBranch(inner.strip_suffix("<![endif]").unwrap_or(inner));
+    }
+    if trimmed.is_empty() || trimmed.contains("[endif]") || trimmed.starts_with("<!") {
+        return Comment::BranchSyntax;
+    }
+    Comment::Text(trimmed)
+}
+
 /// The text a document shows, Office's XML data islands (`<xml><o:PixelsPerInch>96…`) left out.
 fn shown_text_of(dom: &Dom) -> String {
-    let mut out = String::new();
-    let mut stack = vec![0];
-    while let Some(at) = stack.pop() {
-        match &dom.nodes[at].data {
-            NodeData::Text(t) => {
-                out.push_str(t);
-                out.push(' ');
-            }
-            NodeData::Element { .. } if matches!(dom.tag(at), Some("xml" | "style" | "script")) => {
-                continue
-            }
-            _ => {}
-        }
-        stack.extend(dom.nodes[at].children.iter().rev());
-    }
-    out
+    dom.texts_under(0, |tag| matches!(tag, "xml" | "style" | "script"))
+        .join(" ")
 }
 
 /// Every text node under `id`, space-joined.
 fn subtree_text(dom: &Dom, id: NodeId) -> String {
-    let mut out = String::new();
-    let mut stack = vec![id];
-    while let Some(at) = stack.pop() {
-        if let NodeData::Text(t) = &dom.nodes[at].data {
-            out.push_str(t);
-            out.push(' ');
-        }
-        stack.extend(dom.nodes[at].children.iter().rev());
-    }
-    out
+    dom.texts_under(id, |_| false).join(" ")
 }
 
 fn in_body(dom: &Dom, id: NodeId) -> bool {

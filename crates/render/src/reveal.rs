@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::dom::{Dom, NodeData, NodeId};
-use crate::machine::MachineReading;
+use crate::machine::{read_comment, Comment, MachineReading};
 use crate::sanitize;
 use crate::styling::selector::{self, Selector};
 use crate::styling::{sheet, style_text};
@@ -178,21 +178,18 @@ impl<'d> Revealer<'d> {
     }
 
     fn comment(&self, comment: &str) -> String {
-        let trimmed = comment.trim();
-        if let Some(rest) = trimmed.strip_prefix("[if") {
-            let inner = rest.split_once(']').map_or("", |(_, r)| r);
-            let inner = inner.strip_prefix('>').unwrap_or(inner);
-            let inner = inner.strip_suffix("<![endif]").unwrap_or(inner);
-            let text = crate::text::html_to_text(inner);
-            if text.trim().is_empty() {
-                return String::new();
+        match read_comment(comment) {
+            Comment::OutlookBranch(inner) => {
+                let text = crate::text::html_to_text(inner);
+                if text.trim().is_empty() {
+                    String::new()
+                } else {
+                    mark("Outlook only", &text)
+                }
             }
-            return mark("Outlook only", &text);
+            Comment::BranchSyntax => String::new(),
+            Comment::Text(text) => mark("comment", text),
         }
-        if trimmed.is_empty() || trimmed.contains("[endif]") || trimmed.starts_with("<!") {
-            return String::new();
-        }
-        mark("comment", trimmed)
     }
 
     /// Writes element `id`'s start, its machine texts, and queues its children and end.
@@ -279,42 +276,14 @@ impl<'d> Revealer<'d> {
                 out.push_str(&mark(source, value));
             }
         }
-        if !is_void(tag) {
+        if !crate::dom::is_void(tag) {
             push(children, Some((static_tag(tag), id)));
         }
     }
 }
 
 fn text_of(dom: &Dom, id: NodeId) -> String {
-    let mut out = String::new();
-    let mut stack = vec![id];
-    while let Some(at) = stack.pop() {
-        if let NodeData::Text(t) = &dom.nodes[at].data {
-            out.push_str(t);
-        }
-        stack.extend(dom.nodes[at].children.iter().rev());
-    }
-    out
-}
-
-fn is_void(tag: &str) -> bool {
-    matches!(
-        tag,
-        "area"
-            | "base"
-            | "br"
-            | "col"
-            | "embed"
-            | "hr"
-            | "img"
-            | "input"
-            | "link"
-            | "meta"
-            | "param"
-            | "source"
-            | "track"
-            | "wbr"
-    )
+    dom.texts_under(id, |_| false).concat()
 }
 
 /// The end tag to write: the element's own name when it is a known one, else `span` (the

@@ -36,16 +36,7 @@ pub(crate) fn document_order(dom: &Dom) -> Vec<NodeId> {
 
 /// The text of `id` and its descendants.
 fn text_of(dom: &Dom, id: NodeId) -> String {
-    let mut out = String::new();
-    let mut stack = vec![id];
-    while let Some(n) = stack.pop() {
-        match &dom.nodes[n].data {
-            NodeData::Text(t) => out.push_str(t),
-            NodeData::Element { .. } if dom.tag(n).is_some_and(not_text) => {}
-            _ => stack.extend(dom.nodes[n].children.iter().rev()),
-        }
-    }
-    out
+    dom.texts_under(id, not_text).concat()
 }
 
 /// Finds the HTML body's invisible characters and reversing elements.

@@ -43,9 +43,28 @@ pub(crate) struct Dom {
     pub nodes: Vec<Node>,
     /// `(template element, its detached contents)`: never shown, in the document all the same.
     pub templates: Vec<(NodeId, NodeId)>,
+    /// Compound selectors tried against this document so far (see [`MATCH_BUDGET`]).
+    pub match_steps: std::cell::Cell<u64>,
 }
 
+/// The most compound-selector tests one document gets: a hostile sheet (thousands of rules
+/// whose descendant selectors walk every ancestor of every element) must not stall the review.
+/// Past it nothing more matches, and the styling is reported as not evaluated.
+pub(crate) const MATCH_BUDGET: u64 = 20_000_000;
+
 impl Dom {
+    /// Counts one compound-selector test; false once the document's budget is spent.
+    pub fn may_match(&self) -> bool {
+        let steps = self.match_steps.get() + 1;
+        self.match_steps.set(steps);
+        steps <= MATCH_BUDGET
+    }
+
+    /// Whether selector matching stopped at the budget.
+    pub fn matching_was_cut(&self) -> bool {
+        self.match_steps.get() > MATCH_BUDGET
+    }
+
     /// Parses `html` the way a browser with scripting off (a mail program) does.
     pub fn parse(html: &str) -> Dom {
         let opts = ParseOpts {
@@ -181,6 +200,7 @@ impl TreeSink for Builder {
 
     fn finish(self) -> Dom {
         Dom {
+            match_steps: std::cell::Cell::new(0),
             nodes: self.nodes.into_inner(),
             templates: self
                 .templates

@@ -143,10 +143,19 @@ pub(crate) fn read_html(html: &str) -> HtmlReading {
         !(p.technique.contains("mso-hide") && squeeze(&outlook_words).contains(&squeeze(&p.text)))
     });
     reading.machine = machine.found;
+    let mut review = dom;
     if !sheet.rules.is_empty() {
-        let mut review = dom;
         styling::inline::inline_rules(&mut review, &sheet);
         reading.review_html = Some(review.to_html());
+    }
+    // Deny by default: a sheet too large to evaluate in full is styling not evaluated.
+    if review.matching_was_cut() {
+        reading.unverifiable.push(UnverifiableStyle {
+            place: "<style> sheet".to_owned(),
+            what: "more style rules and elements than Countersign evaluates: past its budget \
+                   of selector tests, rules were not applied"
+                .to_owned(),
+        });
     }
     reading
 }
@@ -741,6 +750,9 @@ impl<'d> Reader<'d> {
             World::Review => &self.review_rules,
         };
         for rule in rules {
+            if self.dom.matching_was_cut() {
+                break;
+            }
             if rule.selector.matches(self.dom, id) {
                 for d in &rule.declarations {
                     // The sanitizer drops a declaration written with escapes.

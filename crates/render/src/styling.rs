@@ -67,6 +67,9 @@ pub(crate) fn audit(dom: &Dom, sheet: &Sheet) -> Vec<UnverifiableStyle> {
         .filter(|&id| dom.tag(id).is_some())
         .collect();
     for rule in &sheet.rules {
+        if dom.matching_was_cut() {
+            break;
+        }
         if rule.condition
             == (Condition::Viewports {
                 desktop: false,

@@ -140,3 +140,29 @@ fn an_ordinarily_nested_body_is_shown_as_it_is() {
     assert_eq!(view.warnings, vec![]);
     assert!(view.html_body.contains(&"<div>".repeat(60)));
 }
+
+#[test]
+fn a_sheet_too_large_to_evaluate_in_full_is_styling_not_evaluated() {
+    // Thousands of descendant rules over thousands of deeply nested elements: past the budget
+    // of selector tests the review stops matching (it must not stall) and says so.
+    let css: String = (0..2000)
+        .map(|i| format!("article span.x{i}, section span {{ color: #{i:06x} }}\n"))
+        .collect();
+    let html = format!(
+        "<style>{css}</style>{}{}<p>Invoice attached.</p>{}",
+        "<div>".repeat(1500),
+        "<span>s</span><b>b</b>".repeat(2000),
+        "</div>".repeat(1500)
+    );
+    let view = countersign_render::render_message(
+        &crate::support::html_draft(&html),
+        &countersign_render::RenderOptions::default(),
+    );
+    assert!(
+        view.unverifiable_styling.iter().any(|s| s
+            .what
+            .starts_with("more style rules and elements than Countersign evaluates")),
+        "{:?}",
+        view.unverifiable_styling
+    );
+}

@@ -34,6 +34,9 @@ pub(crate) fn inline_rules(dom: &mut Dom, sheet: &Sheet) {
         .filter(|&id| dom.tag(id).is_some())
         .collect();
     for id in elements {
+        if dom.matching_was_cut() {
+            break;
+        }
         let mut matched: Vec<(Precedence, &Declaration)> = Vec::new();
         let mut order = 0;
         for (selector, declarations) in &rules {

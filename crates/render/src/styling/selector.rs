@@ -390,6 +390,9 @@ impl Compound {
     }
 
     fn matches(&self, dom: &Dom, id: NodeId) -> bool {
+        if !dom.may_match() {
+            return false;
+        }
         let Some(tag) = dom.tag(id) else {
             return false;
         };

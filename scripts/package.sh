@@ -13,10 +13,15 @@
 # No AppImage: Tauri's AppImage bundler downloads linuxdeploy and its plugins at build time
 # (see docs/install.md), and this build downloads nothing.
 #
-#   bash scripts/package.sh [--build-only]
+#   bash scripts/package.sh [--build-only | --tested]
 #
-# `--build-only` stops after the release build: scripts/test.sh runs that part early, beside
-# its other steps, and this script again at the end, when the build has nothing left to do.
+# `--build-only` stops after the release build. `--tested` builds nothing: it packs the debug
+# binaries the test build made (`target/debug/countersign` and `countersign-desktop`, with
+# `demo`), the very ones the suite just ran, into a .deb of the same layout. scripts/test.sh
+# uses it so that CI checks the package (its files, its dependencies, `apt-get install`, the
+# installed app starting) without compiling the whole dependency tree a second time in the
+# release profile, which took as long as everything else in a CI run together. The package
+# for people is the release one: this script without `--tested`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -36,14 +41,27 @@ fi
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 [[ $target_dir == /* ]] || target_dir=$PWD/$target_dir
 
-say "release build of the CLI and the app"
-cargo build --release --locked -p countersign-cli -p countersign-desktop \
-  --features countersign-desktop/demo,tauri/custom-protocol
-if [[ ${1:-} == --build-only ]]; then
-  exit 0
+profile=release
+bundle_flags=()
+if [[ ${1:-} == --tested ]]; then
+  profile=debug
+  bundle_flags=(--debug)
+  for bin in countersign countersign-desktop; do
+    if [[ ! -x $target_dir/debug/$bin ]]; then
+      echo "cannot find $target_dir/debug/$bin: run the test build first (scripts/test.sh)" >&2
+      exit 1
+    fi
+  done
+else
+  say "release build of the CLI and the app"
+  cargo build --release --locked -p countersign-cli -p countersign-desktop \
+    --features countersign-desktop/demo,tauri/custom-protocol
+  if [[ ${1:-} == --build-only ]]; then
+    exit 0
+  fi
 fi
 
-cli="$target_dir/release/countersign"
+cli="$target_dir/$profile/countersign"
 # The CLI's place in the package; the path outside depends on the target dir, so it is given
 # here rather than in tauri.conf.json.
 config=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/countersign":"%s"}}}}}' "$cli")
@@ -51,14 +69,14 @@ config=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/countersign":"%s"
 # `bundle`, not `build`: the binaries are built above. `tauri build` would build the app again,
 # and since it hands the merged config to the build in TAURI_CONFIG, which tauri-build's build
 # script watches, it recompiled countersign-desktop every time (over a minute).
-say "bundling the .deb (tauri bundle --bundles deb)"
-rm -rf "$target_dir/release/bundle/deb"
-(cd src-tauri && "$tauri" bundle --ci --bundles deb --features demo --config "$config")
+say "bundling the .deb from the $profile build (tauri bundle --bundles deb)"
+rm -rf "$target_dir/$profile/bundle/deb"
+(cd src-tauri && "$tauri" bundle --ci "${bundle_flags[@]}" --bundles deb --features demo --config "$config")
 
 shopt -s nullglob
-debs=("$target_dir"/release/bundle/deb/*.deb)
+debs=("$target_dir"/$profile/bundle/deb/*.deb)
 if ((${#debs[@]} != 1)); then
-  echo "cannot find the one .deb the bundler made in $target_dir/release/bundle/deb" >&2
+  echo "cannot find the one .deb the bundler made in $target_dir/$profile/bundle/deb" >&2
   exit 1
 fi
 version=$(dpkg-deb --field "${debs[0]}" Version)

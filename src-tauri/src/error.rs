@@ -85,14 +85,14 @@ mod tests {
     #[test]
     fn a_refused_decision_reaches_the_ui_as_refused_with_the_rules_sentence() {
         let error = UiError::from(countersign_core::Error::refused(
-            "approve item 3",
+            "approve “Re: Lunch”",
             "the plugin has not checked it yet",
         ));
         assert_eq!(
             serde_json::to_value(&error).unwrap(),
             serde_json::json!({
                 "code": "refused",
-                "message": "cannot approve item 3: the plugin has not checked it yet"
+                "message": "cannot approve “Re: Lunch”: the plugin has not checked it yet"
             })
         );
     }
@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn a_decision_on_a_version_no_longer_current_reaches_the_ui_as_changed_since_shown() {
         let error = UiError::from(countersign_core::Error::ChangedSinceShown {
-            action: "approve item 3".into(),
+            action: "approve “Re: Lunch”".into(),
             shown: "m1".into(),
             current: "m2".into(),
         });

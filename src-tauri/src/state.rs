@@ -93,6 +93,14 @@ impl AppState {
         let replaced = self.replaced.lock().unwrap_or_else(|e| e.into_inner());
         for session in replaced.iter().copied().chain([self.current()]) {
             if let DataDir::Demo(dir) = &session.data_dir {
+                // Its tasks write into the directory until they stop and the mirror is closed:
+                // a file created while the directory is being deleted leaves it behind.
+                if let Ok(app) = &session.app {
+                    app.stop();
+                }
+                if let Ok(store) = &session.mirror {
+                    tauri::async_runtime::block_on(store.close());
+                }
                 if let Err(error) = std::fs::remove_dir_all(dir.path()) {
                     tracing::warn!(error = %error, "cannot delete the demo directory");
                 }

@@ -83,7 +83,7 @@ pub async fn approve(
     actor: &str,
     confirmation: Confirmation,
 ) -> Result<Decision> {
-    let action = format!("approve item {}", shown.id);
+    let action = format!("approve {}", store.draft_words(shown.id).await?);
     let parts = store.parts_shown(shown, actor).await?;
     let despite = match store.version(shown.id, &shown.version).await {
         // Another version or digest than the current one is refused as not current when it is
@@ -156,7 +156,7 @@ pub async fn reject(store: &Store, shown: &Shown, reason: &str, actor: &str) -> 
     let reason = reason.trim();
     if reason.is_empty() {
         return Err(Error::refused(
-            format!("reject item {}", shown.id),
+            format!("reject {}", store.draft_words(shown.id).await?),
             "say why: the reason goes back to the agent and into the audit log",
         ));
     }
@@ -233,7 +233,7 @@ async fn decide(
 /// Queue `new` when the version shown is still the current one and the rules allow it.
 async fn enqueue(store: &Store, new: NewDecision) -> Result<Decision> {
     let (item_id, kind) = (new.item_id, new.kind);
-    let action = format!("{} item {item_id}", kind.as_str());
+    let action = format!("{} {}", kind.as_str(), store.draft_words(item_id).await?);
     let item = store.get_item(item_id).await?;
     // Refuse before anything moves; the store checks again in its transaction.
     let current = store.version(item_id, &item.summary.version).await?;
@@ -304,6 +304,14 @@ impl BulkOutcome {
     async fn take(&mut self, store: &Store, id: i64, result: Result<Decision>) -> Result<()> {
         match result {
             Ok(decision) => self.decided.push(decision),
+            // The row already names the draft: the sentence says what to do about it.
+            Err(Error::NeedsConfirmation { cautions, .. }) => {
+                let why = format!(
+                    "it needs your confirmation, one draft at a time: {}",
+                    cautions.join(" ")
+                );
+                self.skip(store, id, why).await?
+            }
             Err(e) if e.is_refusal() => self.skip(store, id, e.to_string()).await?,
             Err(e) => return Err(e),
         }

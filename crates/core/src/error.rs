@@ -73,19 +73,16 @@ pub enum Error {
     /// An item or decision cannot move the way it was asked to.
     #[error("cannot {action}: {why}")]
     Refused {
-        /// What was asked, e.g. "approve item 12".
+        /// What was asked, in the owner's words: e.g. "approve “Re: Lunch”".
         action: String,
         /// A sentence for the owner.
         why: String,
     },
     /// The owner decided on a version that is no longer the draft's current one: what was on
     /// screen is not what would be sent (or deleted). Nothing was queued.
-    #[error(
-        "cannot {action}: it changed since it was shown to you (you saw version {shown}, it is \
-         now {current}); review the new version"
-    )]
+    #[error("cannot {action}: it changed since it was shown to you; review the new version")]
     ChangedSinceShown {
-        /// What was asked, e.g. "approve item 12".
+        /// What was asked, in the owner's words: e.g. "approve “Re: Lunch”".
         action: String,
         /// The version the owner saw.
         shown: String,
@@ -95,11 +92,11 @@ pub enum Error {
     /// An approval names a version its actor was never shown (the desktop's frame of it did
     /// not load; the CLI's `show` did not print it). Nothing was queued.
     #[error(
-        "cannot {action}: version {version} was never shown to you; show it first (the app: \
-         open the draft; the command line: `countersign show`)"
+        "cannot {action}: this version was never shown to you; show it first (the app: open \
+         the draft; the command line: `countersign show`)"
     )]
     NotShown {
-        /// What was asked, e.g. "approve item 12".
+        /// What was asked, in the owner's words: e.g. "approve “Re: Lunch”".
         action: String,
         /// The version named.
         version: String,
@@ -108,7 +105,7 @@ pub enum Error {
     /// it is approved ("Approve anyway?"). Nothing was queued.
     #[error("cannot {action} without your confirmation: {}", cautions.join(" "))]
     NeedsConfirmation {
-        /// What was asked, e.g. "approve item 12".
+        /// What was asked, in the owner's words: e.g. "approve “Re: Lunch”".
         action: String,
         /// One sentence per caution, for the confirmation to name.
         cautions: Vec<String>,
@@ -117,9 +114,8 @@ pub enum Error {
     /// could be read back: the draft now holds the agent's version, which the owner has not
     /// seen. Both versions are recorded as what they are.
     #[error(
-        "cannot finish the edit of item {item_id}: your edit was saved to Gmail as version \
-         {edited}, but the agent updated the draft right after (now version {current}); review \
-         the agent's version before deciding"
+        "cannot finish your edit: it was saved to Gmail, but the agent updated the draft right \
+         after; review the agent's version before deciding"
     )]
     EditOvertaken {
         /// The item.

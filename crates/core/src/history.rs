@@ -302,7 +302,10 @@ impl Store {
         let entry = self.history_entry(decision_id).await?;
         let decision = self.get_decision(decision_id).await?;
         let version = self.version(entry.item_id, &entry.version).await?;
-        let action = format!("show the bytes of decision {decision_id}");
+        let action = format!(
+            "show the bytes the decision on {} bound to",
+            self.draft_words(entry.item_id).await?
+        );
         // The bytes themselves, against the digest the sealed record holds (not the one
         // stored beside them, which `sqlite3` can change with the bytes): a changed mirror must
         // not be shown as what the decision bound to.
@@ -314,9 +317,8 @@ impl Store {
             return Err(Error::refused(
                 &action,
                 format!(
-                    "these are not the bytes it bound to: version {} of item {} now hashes to \
-                     {stored}, the sealed record says {sealed}",
-                    entry.version, entry.item_id
+                    "these are not the bytes it bound to: they now hash to {stored}, the sealed \
+                     record says {sealed}"
                 ),
             ));
         }

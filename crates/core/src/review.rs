@@ -150,7 +150,7 @@ pub async fn review_detail_since(
         .iter()
         .find(|v| v.version == item.summary.version)
         .or(versions.last())
-        .found("version", format!("current version of item {item_id}"))?;
+        .found("the current version of", store.draft_words(item_id).await?)?;
     let options = RenderOptions {
         allow_remote_content: allow_remote,
         owner_domains: owner_domains(&account.profile.address, account.profile.kind),
@@ -293,11 +293,15 @@ pub async fn attachment(
     let DraftContent::Raw(raw) = &version.content else {
         return Err(Error::NotFound {
             what: "attachment",
-            id: format!("{index} of item {item_id}"),
+            id: format!("{} of {}", index + 1, store.draft_words(item_id).await?),
         });
     };
-    let (meta, bytes) =
-        attachment_bytes(raw, index).found("attachment", format!("{index} of item {item_id}"))?;
+    let Some((meta, bytes)) = attachment_bytes(raw, index) else {
+        return Err(Error::NotFound {
+            what: "attachment",
+            id: format!("{} of {}", index + 1, store.draft_words(item_id).await?),
+        });
+    };
     let preview = AttachmentPreview::of(&meta, &bytes, 64 * 1024);
     Ok((meta, preview, bytes))
 }

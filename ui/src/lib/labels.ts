@@ -6,6 +6,7 @@ import type {
   ItemSummary,
   ItemState,
   LiveDecision,
+  RouteState,
   Source,
 } from "./types";
 
@@ -19,6 +20,14 @@ const STATE_LABELS: Record<ItemState, string> = {
   send_failed: "Send failed",
   conflict: "Changed — review again",
   gone: "Gone",
+};
+
+const ROUTE_STATE_LABELS: Record<RouteState, string> = {
+  relayed: "handed to the session",
+  send_failed: "the plugin could not send the reply",
+  redraft: "handed back for a new draft",
+  timed_out: "no reply in time",
+  fallback: "passed to the chief",
 };
 
 const SOURCE_LABELS: Record<Source, string> = {
@@ -54,6 +63,11 @@ export function durationLabel(seconds: number | null): string {
 /** The owner-facing name of a state. */
 export function stateLabel(state: ItemState): string {
   return STATE_LABELS[state] ?? state;
+}
+
+/** What became of a muster route, in the owner's words. */
+export function routeStateLabel(state: RouteState): string {
+  return ROUTE_STATE_LABELS[state] ?? state.replaceAll("_", " ");
 }
 
 /** The owner-facing name of a source. */

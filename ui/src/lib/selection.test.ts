@@ -202,12 +202,12 @@ describe("the outcome", () => {
         decided: [decided(1)],
         skipped: [
           { id: 2, subject: "Re: Offer", why: "you have not displayed it" },
-          { id: 3, subject: "", why: "cannot approve item 3: it changed since it was shown" },
+          { id: 3, subject: "", why: "cannot approve the draft without a subject: it changed since it was shown to you" },
         ],
       }),
     ).toBe(
       "Approved 1; skipped 2: Re: Offer — you have not displayed it; (no subject) — cannot " +
-        "approve item 3: it changed since it was shown",
+        "approve the draft without a subject: it changed since it was shown to you",
     );
   });
 });

@@ -325,7 +325,7 @@ export class FakeShell {
     const known =
       this.#versions.has(`${shown.id}/${shown.version}`) && digestOf(shown.version) === shown.digest;
     if (!known) {
-      throw uiError("not_found", `version ${shown.version} of item ${shown.id} with that digest not found`);
+      throw uiError("not_found", "cannot find the version shown of this draft");
     }
     this.displayedVersions.add(`${shown.id}/${shown.version}/${shown.digest}`);
     return null;
@@ -337,16 +337,16 @@ export class FakeShell {
     if (item.version !== shown.version || digestOf(item.version) !== shown.digest) {
       throw uiError(
         "changed_since_shown",
-        `draft ${shown.id} changed since it was shown (now ${item.version}): nothing was decided`,
+        `cannot approve “${item.subject}”: it changed since it was shown to you; review the new version`,
       );
     }
     if (!this.displayedVersions.has(`${shown.id}/${shown.version}/${shown.digest}`)) {
-      throw uiError("not_shown", `version ${shown.version} was never displayed: nothing was decided`);
+      throw uiError("not_shown", `cannot approve “${item.subject}”: this version was never shown to you; show it first`);
     }
     if (this.withCautions.has(shown.id) && !anyway) {
       throw uiError(
         "needs_confirmation",
-        `cannot approve item ${shown.id} without your confirmation: It goes to an address never written to before.`,
+        `cannot approve “${item.subject}” without your confirmation: It goes to an address never written to before.`,
       );
     }
     const now = new Date().toISOString();

@@ -95,7 +95,7 @@ async fn undo_sends_nothing_while_the_decision_waits_and_is_refused_once_it_was_
     let after = cli.exec(&["undo", &sent_id]).await;
     assert!(!after.status.success());
     assert!(
-        after.stderr.contains("cannot undo the decision on item")
+        after.stderr.contains("cannot undo the decision on “")
             && after.stderr.contains("no decision waiting"),
         "{}",
         after.stderr

@@ -89,7 +89,7 @@ pub async fn save_edit(
     text: &str,
     actor: &str,
 ) -> Result<Shown> {
-    let action = format!("edit item {}", shown.id);
+    let action = format!("edit {}", store.draft_words(shown.id).await?);
     let item = store.get_item(shown.id).await?;
     let current = store.version(shown.id, &item.summary.version).await?;
     if current.version != shown.version || current.sha256 != shown.digest {

@@ -217,7 +217,10 @@ pub async fn act(store: &Store, verdict: &Verdict) -> Result<Decision> {
         }
         RuleAction::Hold => {
             return Err(Error::refused(
-                format!("decide item {} by rule", verdict.shown.id),
+                format!(
+                    "let a rule decide {}",
+                    store.draft_words(verdict.shown.id).await?
+                ),
                 "a hold rule leaves the draft to you",
             ))
         }
@@ -228,7 +231,10 @@ pub async fn act(store: &Store, verdict: &Verdict) -> Result<Decision> {
     if store.settings().await?.hold_everything {
         decide::take_back(store, verdict.shown.id, "hold everything").await?;
         return Err(Error::refused(
-            format!("decide item {} by rule", verdict.shown.id),
+            format!(
+                "let a rule decide {}",
+                store.draft_words(verdict.shown.id).await?
+            ),
             "Hold everything is on",
         ));
     }

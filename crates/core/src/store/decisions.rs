@@ -121,8 +121,12 @@ impl Store {
     /// Write a decision and its audit row in one transaction, after checking that the item can
     /// be decided and that the owner reviewed its current version.
     pub async fn enqueue_decision(&self, new: NewDecision) -> Result<Decision> {
-        let action = format!("{} item {}", new.kind.as_str(), new.item_id);
         let mut tx = self.write_tx().await?;
+        let action = format!(
+            "{} {}",
+            new.kind.as_str(),
+            super::draft_words::draft_words_in(&mut tx, new.item_id).await?
+        );
         let row = sqlx::query("SELECT state, version FROM review_items WHERE id = ?")
             .bind(new.item_id)
             .fetch_optional(&mut *tx)
@@ -272,8 +276,11 @@ impl Store {
         actor: &str,
         final_for_rules: bool,
     ) -> Result<Decision> {
-        let action = format!("undo the decision on item {item_id}");
         let mut tx = self.write_tx().await?;
+        let action = format!(
+            "undo the decision on {}",
+            super::draft_words::draft_words_in(&mut tx, item_id).await?
+        );
         let decision: Option<Decision> = sqlx::query_as(
             "SELECT * FROM decisions WHERE item_id = ? AND state IN ('queued', 'dispatching', 'uncertain')",
         )

@@ -10,6 +10,7 @@ mod checkpoint_folder;
 mod cursors;
 mod decision_seal;
 mod decisions;
+mod draft_words;
 mod export;
 mod items;
 mod names;

@@ -1,13 +1,12 @@
 //! The versions of an item: every one ever seen, with its bytes.
 
-use super::Found;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
 use super::items::DraftContent;
 use super::Store;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// One version of an item (a row of `draft_versions`).
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -94,11 +93,18 @@ impl Store {
 
     /// One version of an item.
     pub async fn version(&self, item_id: i64, version: &str) -> Result<DraftVersion> {
-        sqlx::query_as("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")
-            .bind(item_id)
-            .bind(version)
-            .fetch_optional(self.pool())
-            .await?
-            .found("version", format!("{version} of item {item_id}"))
+        let found =
+            sqlx::query_as("SELECT * FROM draft_versions WHERE item_id = ? AND version = ?")
+                .bind(item_id)
+                .bind(version)
+                .fetch_optional(self.pool())
+                .await?;
+        match found {
+            Some(version) => Ok(version),
+            None => Err(Error::NotFound {
+                what: "that version of",
+                id: self.draft_words(item_id).await?,
+            }),
+        }
     }
 }

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{format_time, Found, Store};
+use super::{format_time, Store};
 use crate::decide::Shown;
 use crate::error::{Error, Result};
 
@@ -60,10 +60,12 @@ impl Store {
         .bind(&shown.digest)
         .fetch_optional(&mut *tx)
         .await?;
-        known.found(
-            "version",
-            format!("{} of item {} with that digest", shown.version, shown.id),
-        )?;
+        if known.is_none() {
+            return Err(Error::NotFound {
+                what: "the version shown of",
+                id: super::draft_words::draft_words_in(&mut tx, shown.id).await?,
+            });
+        }
         let event = sqlx::query_as(
             "INSERT INTO view_events (item_id, version, digest, actor, part, viewed_at)
              VALUES (?, ?, ?, ?, ?, ?) RETURNING *",

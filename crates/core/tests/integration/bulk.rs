@@ -303,3 +303,60 @@ async fn a_selection_is_summed_up_by_count_accounts_and_distinct_recipients() {
         (1, vec!["Ana <ana@example.com>".to_string()])
     );
 }
+
+/// A draft whose structure is broken needs "Approve anyway?" — asked of one draft at a time,
+/// with its cautions named. Approving a selection never confirms it on the owner's behalf: it
+/// is skipped, named by its subject, and nothing of it is sent.
+#[tokio::test]
+async fn a_bulk_approval_never_confirms_a_caution() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let fine = env.gmail.file_draft(&reply(1, "All in order."), None);
+    let broken = env.gmail.file_draft(
+        b"From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
+          Subject: Re: Figures\r\nMessage-ID: <bulk-caution@agent.example>\r\n\
+          MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"never\"\r\n\r\n\
+          The figures are attached.\r\n",
+        None,
+    );
+    sync(&env, &account).await;
+    let mut ids = Vec::new();
+    for draft in [&fine, &broken] {
+        let id = item_for(&env, &draft.id).await.id;
+        displayed(&env, &decide::current(&env.store, id).await.unwrap()).await;
+        ids.push(id);
+    }
+
+    let outcome = decide::approve_all_displayed(&env.store, &ids, UndoWindow::None, OWNER)
+        .await
+        .unwrap();
+    assert_eq!(outcome.decided.len(), 1, "{outcome:?}");
+    assert_eq!(outcome.decided[0].item_id, ids[0]);
+    assert_eq!(outcome.skipped.len(), 1, "{outcome:?}");
+    let skipped = &outcome.skipped[0];
+    assert_eq!(
+        (skipped.id, skipped.subject.as_str()),
+        (ids[1], "Re: Figures")
+    );
+    assert!(
+        skipped.why.contains("one draft at a time") && skipped.why.contains("boundary"),
+        "the caution is named and left to a decision of its own: {}",
+        skipped.why
+    );
+    assert!(!skipped.why.contains("item"), "{}", skipped.why);
+
+    let dispatcher = env.dispatcher().await;
+    dispatch_until(&dispatcher, "the one without cautions is sent", || async {
+        item_for(&env, &fine.id).await.state == ItemState::Sent
+    })
+    .await;
+    assert_eq!(env.gmail.send_requests(&broken.id), 0);
+    assert_eq!(item_for(&env, &broken.id).await.state, ItemState::Pending);
+    assert!(env
+        .store
+        .list_decisions(countersign_core::store::DecisionFilter::All)
+        .await
+        .unwrap()
+        .iter()
+        .all(|d| d.item_id != ids[1]));
+}

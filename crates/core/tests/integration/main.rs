@@ -30,3 +30,4 @@ mod store;
 mod support;
 mod sync_gmail;
 mod sync_muster;
+mod words;

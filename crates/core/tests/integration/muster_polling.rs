@@ -113,10 +113,19 @@ async fn drafts_and_refusals_arrive_while_the_stream_is(front: FaultAction) {
     env.muster
         .report_result(&draft, false, Some("recipient mailbox full"))
         .unwrap();
+    // The sync writes the draft's new state, then its refusal: wait for the second.
     eventually(within, "the refusal reaches the mirror", || async {
-        env.store.get_item(item_id).await.unwrap().summary.state == ItemState::SendFailed
+        !env.store
+            .refusals_for_item(item_id)
+            .await
+            .unwrap()
+            .is_empty()
     })
     .await;
+    assert_eq!(
+        env.store.get_item(item_id).await.unwrap().summary.state,
+        ItemState::SendFailed
+    );
     let refusals = env.store.refusals_for_item(item_id).await.unwrap();
     assert_eq!(refusals.len(), 1, "{refusals:?}");
     assert_eq!(refusals[0].reason, "recipient mailbox full");

@@ -132,13 +132,64 @@ fn kill_seed() -> u64 {
     seed
 }
 
-/// Spawn `dispatch --wait` and SIGKILL it after up to 40 ms (nothing of the process's own
-/// clean-up runs).
-async fn dispatch_and_kill(cli: &Cli, rng: &mut Lcg) {
-    let mut child = cli.spawn(&["dispatch", "--wait", "--timeout", "2"]);
-    tokio::time::sleep(std::time::Duration::from_millis(rng.below(40))).await;
+/// muster's decide endpoint, as the fake's log names it.
+const DECIDE: &str = "/api/plugin/drafts/*/decide";
+
+/// Run one `dispatch` pass and SIGKILL it (nothing of the process's own clean-up runs), timed
+/// from the fake's log rather than from the clock: at the moment a request of the kind this
+/// round aims at (the `aim`'s nth, or a decide most often, else a look-up of a draft) reaches muster,
+/// or up to 4 ms after it. A pass that sends none of them (nothing is due) ends by itself. (A
+/// kill timed from the start of the process lands, on a debug build, before it has done
+/// anything at all.) Returns whether the kill landed while a decide was at muster, unanswered.
+async fn dispatch_and_kill(
+    cli: &Cli,
+    muster: &FakeMuster,
+    aim: Option<(&str, &str, u64)>,
+    rng: &mut Lcg,
+) -> bool {
+    let (method, path, nth) = aim.unwrap_or(match rng.below(4) {
+        0 => ("GET", "/api/plugin/drafts/*", 1),
+        _ => ("POST", DECIDE, 1),
+    });
+    let before = muster.arrivals(method, path);
+    let mut child = cli.spawn(&["dispatch"]);
+    let aimed = tokio::select! {
+        () = muster.arrived(method, path, before + nth) => true,
+        _ = child.wait() => false,
+    };
+    if aimed {
+        let after = rng.below(5);
+        if after > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(after)).await;
+        }
+    }
+    let mid_decide = aimed && muster.in_flight("POST", DECIDE) > 0;
     let _ = child.start_kill();
     cli.finish(child, &["dispatch"]).await;
+    mid_decide
+}
+
+/// A pass that asked muster nothing: every live decision waits for a later attempt (muster's
+/// sign-in window, a look-up's back-off). Wait until the first retry the outbox has scheduled
+/// is due, so the next pass has something to send — unless that is more than `at_most` away
+/// (false: the back-offs have grown, the rest is for the last dispatch).
+async fn until_the_first_retry_is_due(cli: &Cli, at_most: std::time::Duration) -> bool {
+    let outbox = cli.exec(&["outbox", "--json"]).await.json();
+    let first = outbox
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["nextAttemptAt"].as_str())
+        .map(|at| chrono::DateTime::parse_from_rfc3339(at).unwrap().to_utc())
+        .min();
+    match first.and_then(|at| (at - chrono::Utc::now()).to_std().ok()) {
+        Some(wait) if wait > at_most => false,
+        Some(wait) => {
+            tokio::time::sleep(wait).await;
+            true
+        }
+        None => true,
+    }
 }
 
 /// With every fault cleared, a last dispatch succeeds and every decision ended as muster holds
@@ -188,37 +239,68 @@ async fn a_dispatcher_killed_a_hundred_times_while_sign_in_is_limited_ends_every
     let drafts = twelve_decided_replies(&muster, &cli).await;
     let seed = kill_seed();
     let mut rng = Lcg(seed);
-    for round in 0..100 {
-        // Limited from the start: muster's window runs out while the kills go on.
-        if round == 0 {
-            // muster forgets the session and someone else uses up its sign-in window.
-            muster.expire_sessions();
-            let http = reqwest::Client::new();
-            for _ in 0..10 {
-                http.post(format!("{}/login", muster.url()))
-                    .header("content-type", "application/x-www-form-urlencoded")
-                    .body("password=someone-elses-guess")
-                    .send()
-                    .await
-                    .unwrap();
+    // muster forgets the session and someone else uses up its sign-in window: the dispatchers
+    // are killed as their sign-in reaches muster, until every decision waits out the window.
+    muster.expire_sessions();
+    let http = reqwest::Client::new();
+    for _ in 0..10 {
+        http.post(format!("{}/login", muster.url()))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("password=someone-elses-guess")
+            .send()
+            .await
+            .unwrap();
+    }
+    for _ in 0..10 {
+        let before = muster.requests().len();
+        dispatch_and_kill(&cli, &muster, Some(("POST", "/login", 1)), &mut rng).await;
+        if muster.requests().len() == before {
+            break;
+        }
+    }
+    assert!(
+        muster.count_requests("POST", "/login") > 10,
+        "(seed {seed}) a dispatcher met the limit"
+    );
+    // The window: a minute at most.
+    until_the_first_retry_is_due(&cli, std::time::Duration::from_secs(61)).await;
+
+    // Then dispatchers killed as their decides reach muster: muster holds every decide 200 ms,
+    // and each pass is killed at its first or second, so the decide before it is
+    // answered (or loses its answer on the way back) and the one it dies in is not.
+    muster.delay_next(
+        "POST",
+        DECIDE,
+        u32::MAX,
+        std::time::Duration::from_millis(200),
+    );
+    let mut killed_mid_decide = 0;
+    for _ in 0..100 {
+        if rng.below(3) == 0 {
+            muster.drop_after_commit("POST", DECIDE, 1);
+        }
+        let nth = 1 + rng.below(2);
+        let before = muster.requests().len();
+        if dispatch_and_kill(&cli, &muster, Some(("POST", DECIDE, nth)), &mut rng).await {
+            killed_mid_decide += 1;
+        } else if muster.requests().len() == before {
+            let live = cli.exec(&["outbox", "--json"]).await.json();
+            if live.as_array().unwrap().is_empty() {
+                break;
+            }
+            if !until_the_first_retry_is_due(&cli, std::time::Duration::from_secs(2)).await {
+                break;
             }
         }
-        // Decides that take a while, or land and lose their answer: kills hit them mid-way.
-        match rng.below(4) {
-            0 => muster.delay_next(
-                "POST",
-                "/api/plugin/drafts/*/decide",
-                2,
-                std::time::Duration::from_millis(30),
-            ),
-            1 => muster.drop_after_commit("POST", "/api/plugin/drafts/*/decide", 1),
-            // An unanswered look-up waits beyond muster's window; only early on, so that the
-            // run stays short.
-            2 if round < 20 => muster.fail_next("GET", "/api/plugin/drafts/*", 1, 503),
-            _ => {}
-        }
-        dispatch_and_kill(&cli, &mut rng).await;
     }
+    eprintln!("(seed {seed}) {killed_mid_decide} kills landed while a decide was at muster");
+    // The point of the test: processes killed in the middle of deciding, not before it. Each
+    // interrupted decide backs its decision off for longer (1 s, 4 s, … 30 s): the kills go on
+    // while a retry is due within 2 s, and the last dispatch carries out the rest.
+    assert!(
+        killed_mid_decide >= 1,
+        "(seed {seed}) only {killed_mid_decide} of 100 kills landed while a decide was at muster"
+    );
     every_decision_ends_as_muster_holds_it(&cli, &muster, &drafts, seed).await;
 }
 
@@ -246,7 +328,7 @@ async fn decides_whose_answers_are_lost_with_syncs_and_kills_between_end_as_must
                 out.stderr
             );
         } else {
-            dispatch_and_kill(&cli, &mut rng).await;
+            dispatch_and_kill(&cli, &muster, None, &mut rng).await;
         }
         if rng.below(2) == 0 {
             let out = cli.exec(&["sync"]).await;

@@ -5,7 +5,8 @@
 //! status, delay it, or let it commit and then cut the connection unanswered. The control API
 //! (`/_control/…`) is logged but never faulted, so a test can always repair the fake.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
@@ -13,6 +14,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
+use tokio::sync::watch;
 
 use super::Shared;
 use crate::server::DropConnection;
@@ -76,7 +78,7 @@ impl Fault {
 
 /// `*` in `pattern` matches any run of characters (`/api/plugin/drafts/*/decide`,
 /// `/api/*`); everything else matches itself.
-fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or_default();
     let Some(mut rest) = text.strip_prefix(first) else {
@@ -134,6 +136,44 @@ impl Faults {
     }
 }
 
+/// Every request by method and path, counted as it arrives.
+#[derive(Default)]
+pub(crate) struct Arrivals {
+    by_request: Mutex<HashMap<(String, String), u64>>,
+    total: watch::Sender<u64>,
+}
+
+impl Arrivals {
+    fn note(&self, method: &str, path: &str) {
+        *self
+            .by_request
+            .lock()
+            .expect("arrivals lock")
+            .entry((method.to_owned(), path.to_owned()))
+            .or_default() += 1;
+        self.total.send_modify(|total| *total += 1);
+    }
+
+    pub(crate) fn count(&self, method: &str, path: &str) -> u64 {
+        self.by_request
+            .lock()
+            .expect("arrivals lock")
+            .iter()
+            .filter(|((m, p), _)| m.eq_ignore_ascii_case(method) && glob(path, p))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    pub(crate) async fn wait(&self, method: &str, path: &str, at_least: u64) {
+        let mut total = self.total.subscribe();
+        while self.count(method, path) < at_least {
+            if total.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
 /// The value of the `muster_session` cookie, if the request carries one.
 pub(crate) fn session_cookie(headers: &axum::http::HeaderMap) -> Option<String> {
     headers
@@ -154,6 +194,9 @@ pub(crate) async fn observe(
 ) -> Response {
     let method = req.method().to_string();
     let path = req.uri().path().to_owned();
+    if !path.starts_with("/_control/") {
+        shared.arrivals.note(&method, &path);
+    }
     let query = req.uri().query().map(str::to_owned);
     let had_session_cookie = session_cookie(req.headers()).is_some();
     let accept = req

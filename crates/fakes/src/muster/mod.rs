@@ -64,6 +64,8 @@ pub(crate) struct Shared {
     store: Mutex<Store>,
     faults: Mutex<Faults>,
     log: Mutex<Vec<LoggedRequest>>,
+    /// Requests by method and path as they arrive, before any fault or answer.
+    arrivals: faults::Arrivals,
     events: Broadcaster,
     noise: Noise,
     cut: watch::Sender<u64>,
@@ -135,6 +137,7 @@ impl FakeMuster {
             store: Mutex::new(Store::new(config.password.clone(), events.clone())),
             faults: Mutex::new(Faults::default()),
             log: Mutex::new(Vec::new()),
+            arrivals: faults::Arrivals::default(),
             events,
             noise: Noise::default(),
             cut,
@@ -388,6 +391,30 @@ impl FakeMuster {
             .iter()
             .filter(|r| r.method.eq_ignore_ascii_case(method) && r.path == path)
             .count()
+    }
+
+    /// How many requests to `method` and `path` (`*` matches any run of characters) have
+    /// arrived, counted when they arrive — before a delay, a fault or the answer. With
+    /// [`FakeMuster::count_requests`]-like answers counted apart, a test tells a request in
+    /// flight from one answered: a kill timed from an arrival lands mid-request.
+    pub fn arrivals(&self, method: &str, path: &str) -> u64 {
+        self.shared.arrivals.count(method, path)
+    }
+
+    /// How many of the requests to `method` and `path` (glob) that arrived have not been
+    /// answered (or cut) yet.
+    pub fn in_flight(&self, method: &str, path: &str) -> u64 {
+        let answered = self
+            .requests()
+            .iter()
+            .filter(|r| r.method.eq_ignore_ascii_case(method) && faults::glob(path, &r.path))
+            .count() as u64;
+        self.arrivals(method, path).saturating_sub(answered)
+    }
+
+    /// Resolves once at least `at_least` requests to `method` and `path` (glob) have arrived.
+    pub async fn arrived(&self, method: &str, path: &str, at_least: u64) {
+        self.shared.arrivals.wait(method, path, at_least).await;
     }
 
     /// Forget the request log.

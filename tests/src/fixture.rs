@@ -197,7 +197,10 @@ impl Fixture {
             if taken.is_some() {
                 return Ok(());
             }
-            anyhow::ensure!(Instant::now() < deadline, "the app still dispatches after 20 s");
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "the app still dispatches after 20 s"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -109,8 +109,5 @@ fn allowing_remote_content_keeps_the_urls_and_opens_the_csp() {
     assert_eq!(view.remote_content.urls.len(), 3);
     assert!(view.html_body.contains("img-src data: https: http:;"));
     // Even when allowed, the library only writes the URL down; the webview fetches it.
-    assert_eq!(
-        server.requests_up_to_a_probe(),
-        ["GET /probe HTTP/1.1"]
-    );
+    assert_eq!(server.requests_up_to_a_probe(), ["GET /probe HTTP/1.1"]);
 }

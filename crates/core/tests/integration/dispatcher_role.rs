@@ -71,7 +71,10 @@ async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets
     // While the other holds the lock and does not dispatch, the approval waits: looked at once
     // the app has tried the lock (and failed) a few times since the approval was stored.
     passes_after(&app, 3).await;
-    assert!(!app.is_dispatcher(), "the other process still holds the role");
+    assert!(
+        !app.is_dispatcher(),
+        "the other process still holds the role"
+    );
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Queued);
     assert_eq!(env.gmail.request_count("drafts.send"), 0);
 

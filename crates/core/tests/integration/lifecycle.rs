@@ -52,14 +52,18 @@ async fn removing_an_account_stops_its_sync_no_request_reaches_the_fake_after_re
         ))
         .await
         .unwrap();
-    eventually(Duration::from_secs(20), "both drafts are mirrored", || async {
-        env.store
-            .list_items(&ItemFilter::default())
-            .await
-            .unwrap()
-            .len()
-            == 2
-    })
+    eventually(
+        Duration::from_secs(20),
+        "both drafts are mirrored",
+        || async {
+            env.store
+                .list_items(&ItemFilter::default())
+                .await
+                .unwrap()
+                .len()
+                == 2
+        },
+    )
     .await;
 
     // Each check now waits on Google: the removal lands while one is on the wire, and a new

@@ -3,8 +3,6 @@
 //! payload would call is never reached) and the remote host it points at sees no request —
 //! while its safety flags are shown beside the addresses they are about.
 
-use std::time::Duration;
-
 use countersign_e2e::desktop::skip_or_fail;
 use countersign_e2e::fixture::{eventually, gmail_reply, Fixture, RemoteHost};
 
@@ -115,10 +113,29 @@ async fn a_hostile_draft_runs_no_script_and_fetches_nothing_while_its_flags_are_
         !flags.is_empty(),
         "the Bcc recipient is flagged on its line"
     );
+    // Whatever the mail would fetch or run on its own, it did before its frame's load event,
+    // which records the view in the mirror.
+    eventually(UI_TIMEOUT, "the mail frame has loaded", || async {
+        fixture
+            .store
+            .last_view(item.id, "owner via desktop")
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await
+    .or_log(&app);
     // Clicking into the mail (its link) must not run anything either.
     session.find("iframe").await.unwrap().click().await.unwrap();
-    // Give anything that could run or load the time to do so.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // No sleep: the same call made from the app's own window after the click goes the way a
+    // payload's would (to core, which refuses it — not the version on screen — and audits the
+    // refusal). Once those are audited, anything the mail or the click set off came first.
+    session.execute(APPROVE_EVERY_ITEM, vec![]).await.unwrap();
+    eventually(UI_TIMEOUT, "the window's own calls are audited", || async {
+        approvals_that_reached_core(&fixture).await >= 3
+    })
+    .await
+    .or_log(&app);
     app.screenshot("draft-with-flags").await.unwrap();
 
     assert_eq!(session.title().await.unwrap(), "Countersign");
@@ -127,18 +144,9 @@ async fn a_hostile_draft_runs_no_script_and_fetches_nothing_while_its_flags_are_
     assert!(fixture.gmail.sent_messages().is_empty());
     assert_eq!(
         approvals_that_reached_core(&fixture).await,
-        0,
-        "no payload reached the shell's approve command"
+        3,
+        "only the window's own three calls reached the shell's approve command"
     );
-    // The check above can fail: the same call made from the app's own window reaches core,
-    // which refuses it (not the version on screen) and audits the refusal.
-    session.execute(APPROVE_EVERY_ITEM, vec![]).await.unwrap();
-    eventually(UI_TIMEOUT, "the window's own call is audited", || async {
-        approvals_that_reached_core(&fixture).await > 0
-    })
-    .await
-    .or_log(&app);
-    assert!(fixture.gmail.sent_messages().is_empty());
     app.quit().await.unwrap();
 }
 

@@ -75,8 +75,6 @@ async fn a_malformed_draft_shows_its_warning_above_the_mail_and_approve_asks_fir
         .await
         .unwrap();
     wait_detail_state(session, "sent").await.or_log(&app);
-    assert_eq!(fixture.gmail.request_count("drafts.send"), 1);
-    assert_eq!(fixture.gmail.sent_messages()[0].raw, raw);
     let audit = fixture.store.audit_for_item(id).await.unwrap();
     let despite = audit
         .iter()
@@ -90,7 +88,11 @@ async fn a_malformed_draft_shows_its_warning_above_the_mail_and_approve_asks_fir
         .wait_for_text("[data-testid=audit]", "approved despite", UI_TIMEOUT)
         .await
         .or_log(&app);
+    // Counted once the app has ended: a late second send would be in the count.
     app.quit().await.unwrap();
+    fixture.app_ended().await.unwrap();
+    assert_eq!(fixture.gmail.request_count("drafts.send"), 1);
+    assert_eq!(fixture.gmail.sent_messages()[0].raw, raw);
 }
 
 /// A reply whose two alternatives name different accounts: the words a phone preview or an
@@ -155,7 +157,9 @@ async fn alternatives_that_differ_are_flagged_and_approve_needs_the_plain_text_s
             .is_empty(),
         "asked although the plain text was shown"
     );
+    // Counted once the app has ended: a late second send would be in the count.
+    app.quit().await.unwrap();
+    fixture.app_ended().await.unwrap();
     assert_eq!(fixture.gmail.request_count("drafts.send"), 1);
     assert_eq!(fixture.gmail.sent_messages()[0].raw, raw);
-    app.quit().await.unwrap();
 }

@@ -180,6 +180,30 @@ impl Fixture {
         )
         .await
     }
+
+    /// Waits until no process dispatches this data directory any more — after
+    /// [`DesktopApp::quit`], the app's process has ended (its dispatcher lock goes with it), so
+    /// a send counted now includes any it made late. (The deadline only stops a hang.)
+    pub async fn app_ended(&self) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let taken = countersign_core::outbox::Dispatcher::acquire(
+                self.store.clone(),
+                self.services.clone(),
+                self.path(),
+                countersign_core::outbox::DispatchConfig::default(),
+            )
+            .await?;
+            if taken.is_some() {
+                return Ok(());
+            }
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "the app still dispatches after 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
 
 /// Fills `store` with `count` pending Gmail drafts ("Re: Order N") of one account, straight

@@ -2,55 +2,54 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
 
 use countersign_render::{render_message, RenderOptions};
 
 use crate::support::{body_of, html_draft};
 
-/// A tiny image server on 127.0.0.1 that counts every connection it accepts.
+/// A tiny image server on 127.0.0.1 that serves one connection at a time, in the order they
+/// were made, and writes down the request line of each.
 struct ImageServer {
     port: u16,
-    hits: Arc<AtomicUsize>,
+    requests: Arc<Mutex<Vec<String>>>,
 }
 
 impl ImageServer {
     fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let hits = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&hits);
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&requests);
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
-                counter.fetch_add(1, Ordering::SeqCst);
                 let mut buf = [0u8; 1024];
-                let _ = stream.read(&mut buf);
+                let read = stream.read(&mut buf).unwrap_or(0);
+                let text = String::from_utf8_lossy(&buf[..read]);
+                let line = text.lines().next().unwrap_or("(nothing sent)").to_owned();
+                log.lock().unwrap().push(line);
                 let _ = stream.write_all(
                     b"HTTP/1.1 200 OK\r\nContent-Type: image/gif\r\nContent-Length: 6\r\n\r\nGIF89a",
                 );
             }
         });
-        ImageServer { port, hits }
+        ImageServer { port, requests }
     }
 
-    /// Proves the server answers, so "0 requests" below is not a dead server.
-    fn probe(&self) {
+    /// Every request the server was sent up to now: a probe of ours is connected and answered
+    /// last, so any connection made before it (during the rendering, say) was answered and
+    /// written down first. The probe also proves the server answers, so a list with only the
+    /// probe in it is not a dead server.
+    fn requests_up_to_a_probe(&self) -> Vec<String> {
         let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         s.write_all(b"GET /probe HTTP/1.1\r\nHost: x\r\n\r\n")
             .unwrap();
         let mut answer = String::new();
         let _ = s.read_to_string(&mut answer);
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    }
-
-    fn hits(&self) -> usize {
-        // Give a (hypothetical) background fetch time to arrive before counting.
-        thread::sleep(Duration::from_millis(200));
-        self.hits.load(Ordering::SeqCst)
+        self.requests.lock().unwrap().clone()
     }
 }
 
@@ -77,9 +76,11 @@ fn a_remote_image_is_counted_and_removed_and_never_fetched() {
     assert!(!view.remote_content.allowed);
     assert!(!view.html_body.contains("127.0.0.1"), "{}", view.html_body);
     assert!(view.html_body.contains("img-src data:;"));
-    assert_eq!(server.hits(), 0, "rendering reached the image server");
-    server.probe();
-    assert_eq!(server.hits(), 1);
+    assert_eq!(
+        server.requests_up_to_a_probe(),
+        ["GET /probe HTTP/1.1"],
+        "rendering reached the image server"
+    );
 }
 
 #[test]
@@ -108,5 +109,5 @@ fn allowing_remote_content_keeps_the_urls_and_opens_the_csp() {
     assert_eq!(view.remote_content.urls.len(), 3);
     assert!(view.html_body.contains("img-src data: https: http:;"));
     // Even when allowed, the library only writes the URL down; the webview fetches it.
-    assert_eq!(server.hits(), 0);
+    assert_eq!(server.requests_up_to_a_probe(), ["GET /probe HTTP/1.1"]);
 }

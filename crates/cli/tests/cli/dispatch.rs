@@ -222,10 +222,23 @@ async fn an_app_started_while_the_cli_dispatches_takes_over_once_the_cli_exits()
         _ => false,
     })
     .await;
+    // A few more passes of the app's dispatch loop (a second send would come from one), then
+    // the loop ends before the count: nothing it sends can be missed.
+    let mut passes = app.dispatch_passes();
+    let target = *passes.borrow() + 3;
+    tokio::time::timeout(Duration::from_secs(20), passes.wait_for(|n| *n >= target))
+        .await
+        .expect("the dispatch loop did not pass within 20 s")
+        .expect("the dispatch loop ended early");
+    app.stop();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while passes.changed().await.is_ok() {}
+    })
+    .await
+    .expect("the dispatch loop did not end within 20 s");
     assert_eq!(gmail.send_requests(&first.id), 1);
     assert_eq!(gmail.send_requests(&second.id), 1);
     assert_eq!(gmail.request_count("drafts.send"), 2);
-    app.stop();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -40,6 +40,7 @@ async fn secrets_go_to_the_os_keyring_and_are_read_back_by_the_next_run() {
     let draft = gmail.file_draft(&reply(1, "Yes."), None);
     let synced = cli.exec(&["sync", "--json"]).await.ok();
     let synced: serde_json::Value = serde_json::from_str(&synced.stdout).unwrap();
+    assert_eq!(synced.as_array().unwrap().len(), 2, "{synced}");
     assert!(
         synced.as_array().unwrap().iter().all(|a| a["ok"] == true),
         "both accounts sync with the secrets read back: {synced}"

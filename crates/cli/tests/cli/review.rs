@@ -387,6 +387,11 @@ async fn edit_makes_a_new_version_that_must_be_approved_and_is_sent_exactly() {
         .exec(&["approve", &id, "--version", &version, "--no-undo"])
         .await;
     assert!(!stale.status.success());
+    assert!(
+        stale.stderr.contains("changed since it was shown"),
+        "{}",
+        stale.stderr
+    );
     let shown = cli.exec(&["show", &id, "--json"]).await.json();
     assert_eq!(shown["shownVersion"], new_version.as_str());
     assert_eq!(shown["editedByOwner"], true);

@@ -96,14 +96,24 @@ async fn a_rule_is_tested_against_the_history_then_armed_and_sends_a_new_draft_o
         "too long to match"
     );
 
-    // Without a terminal and without --yes, arming is refused.
-    let unconfirmed = cli.exec(&["rules", "arm", "1"]).await;
-    assert!(!unconfirmed.status.success());
     // In shadow, a new matching draft waits for the owner.
     let shadowed = gmail.file_draft(&threaded(6, "Shadowed."), Some(&question(&gmail, 6)));
     cli.exec(&["sync"]).await.ok();
     cli.exec(&["dispatch", "--wait"]).await.ok();
     assert_eq!(gmail.send_requests(&shadowed.id), 0, "shadow never sends");
+
+    // Now the rule has a record (the shadowed draft): without a terminal and without --yes,
+    // arming is refused for want of the owner's yes (before that draft, it was refused for
+    // having no record, which says nothing about --yes).
+    let unconfirmed = cli.exec(&["rules", "arm", "1"]).await;
+    assert!(!unconfirmed.status.success());
+    assert!(
+        unconfirmed
+            .stderr
+            .contains("cannot arm rule 1: not confirmed (answer y, or pass --yes)"),
+        "{}",
+        unconfirmed.stderr
+    );
 
     let armed = cli.exec(&["rules", "arm", "1", "--yes"]).await.ok();
     assert!(armed.stdout.contains("Armed"), "{}", armed.stdout);

@@ -84,6 +84,8 @@ pub struct RunningApp {
     followed: Mutex<HashMap<String, Following>>,
     /// [`RunningApp::start_syncs`] ran.
     syncs_started: std::sync::atomic::AtomicBool,
+    /// Passes of the dispatch loop finished; closed when the loop has ended.
+    dispatch_passes: watch::Receiver<u64>,
 }
 
 /// One account's live task (Gmail poll or muster event stream) and its own stop switch.
@@ -113,6 +115,7 @@ impl RunningApp {
         on_event: OnEvent,
     ) -> Result<RunningApp> {
         let (stop, _) = watch::channel(false);
+        let (passes, dispatch_passes) = watch::channel(0);
         let app = RunningApp {
             store,
             services,
@@ -129,8 +132,9 @@ impl RunningApp {
             poll_gmail_now: Arc::default(),
             followed: Mutex::default(),
             syncs_started: std::sync::atomic::AtomicBool::new(false),
+            dispatch_passes,
         };
-        app.start_dispatcher().await?;
+        app.start_dispatcher(passes).await?;
         if !app.options.defer_syncs {
             app.start_syncs().await?;
         }
@@ -439,6 +443,14 @@ impl RunningApp {
         Ok(())
     }
 
+    /// The number of passes the dispatch loop has finished (each one tried the dispatcher lock
+    /// or dispatched), to wait on: a pass finished after an action proves the loop saw it. The
+    /// channel closes once the loop has ended (after [`RunningApp::stop`]), so nothing this app
+    /// dispatches can start after that.
+    pub fn dispatch_passes(&self) -> watch::Receiver<u64> {
+        self.dispatch_passes.clone()
+    }
+
     /// Stop every task.
     pub fn stop(&self) {
         self.stop.send_replace(true);
@@ -484,7 +496,7 @@ impl RunningApp {
     /// Try to become the dispatcher now (an error opening the lock file fails the start), then
     /// run the dispatch loop: while another process (`countersign dispatch`, another app) holds
     /// the lock, every tick tries again, so decisions go out as soon as it lets go.
-    async fn start_dispatcher(&self) -> Result<()> {
+    async fn start_dispatcher(&self, passes: watch::Sender<u64>) -> Result<()> {
         let acquire = {
             let store = self.store.clone();
             let services = self.services.clone();
@@ -554,6 +566,7 @@ impl RunningApp {
                         Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
                     }
                 }
+                passes.send_modify(|n| *n += 1);
                 tokio::select! {
                     _ = tokio::time::sleep(tick) => {}
                     _ = stop.changed() => return,

@@ -68,7 +68,13 @@ async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets
     app.approve(&shown, "owner via test", Confirmation::None)
         .await
         .unwrap();
-    // While the other holds the lock and does not dispatch, the approval waits.
+    // While the other holds the lock and does not dispatch, the approval waits: looked at once
+    // the app has tried the lock (and failed) a few times since the approval was stored.
+    passes_after(&app, 3).await;
+    assert!(
+        !app.is_dispatcher(),
+        "the other process still holds the role"
+    );
     assert_eq!(item_for(&env, &draft.id).await.state, ItemState::Queued);
     assert_eq!(env.gmail.request_count("drafts.send"), 0);
 
@@ -89,7 +95,10 @@ async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets
         _ => false,
     })
     .await;
+    // A few more passes (a second send would come from one), then the loop ends before counting.
+    passes_after(&app, 3).await;
+    stop_and_wait(&app).await;
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
     assert_eq!(env.gmail.request_count("drafts.send"), 1);
     assert_eq!(env.gmail.sent_messages().len(), 1);
-    app.stop();
 }

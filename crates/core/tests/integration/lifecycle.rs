@@ -27,6 +27,8 @@ async fn removing_an_account_stops_its_sync_no_request_reaches_the_fake_after_re
     })
     .await
     .unwrap();
+    // The witness's own draft must outlive the removal (a removal wiping every item fails).
+    witness_fake.file_draft(&reply(3, "The witness's own."), None);
     let app = RunningApp::start(
         env.store.clone(),
         env.services.clone(),
@@ -50,13 +52,18 @@ async fn removing_an_account_stops_its_sync_no_request_reaches_the_fake_after_re
         ))
         .await
         .unwrap();
-    eventually(Duration::from_secs(20), "the draft is mirrored", || async {
-        !env.store
-            .list_items(&ItemFilter::default())
-            .await
-            .unwrap()
-            .is_empty()
-    })
+    eventually(
+        Duration::from_secs(20),
+        "both drafts are mirrored",
+        || async {
+            env.store
+                .list_items(&ItemFilter::default())
+                .await
+                .unwrap()
+                .len()
+                == 2
+        },
+    )
     .await;
 
     // Each check now waits on Google: the removal lands while one is on the wire, and a new
@@ -101,6 +108,7 @@ async fn removing_an_account_stops_its_sync_no_request_reaches_the_fake_after_re
         "{gone:?}"
     );
     let items = env.store.list_items(&ItemFilter::default()).await.unwrap();
+    assert_eq!(items.len(), 1, "the witness's draft is left: {items:?}");
     assert!(
         items.iter().all(|i| i.account_id == witness.id),
         "nothing of the removed account is left: {items:?}"

@@ -89,8 +89,11 @@ async fn a_decide_whose_answer_was_lost_is_looked_up_and_found_done() {
     let decides = env
         .muster
         .count_requests("POST", &format!("/api/plugin/drafts/{draft}/decide"));
-    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-    let report = dispatcher.run_once().await.unwrap();
+    // The look-up is due at its spaced time: pass that as the dispatcher's clock (no sleep).
+    let look_at = env.store.list_decisions(DecisionFilter::All).await.unwrap()[0]
+        .next_attempt_at
+        .expect("an uncertain decision has a time for its next look");
+    let report = dispatcher.run_as_of(look_at).await.unwrap();
     assert_eq!(
         report.ended(OutcomeKind::Done).len(),
         1,

@@ -860,10 +860,19 @@ mod not_left_yet {
         let (mut cancelled, mut claimed) = (0, 0);
         for round in 0..20 {
             let decision = approve_now(&env, item.id).await;
-            let (undo, claim) = tokio::join!(
-                decide::undo(&env.store, item.id, ACTOR),
-                env.store.claim_next_due(chrono::Utc::now(), "racer"),
-            );
+            // Each side starts first in every other round, so neither wins by being polled first.
+            let (undo, claim) = if round % 2 == 0 {
+                tokio::join!(
+                    decide::undo(&env.store, item.id, ACTOR),
+                    env.store.claim_next_due(chrono::Utc::now(), "racer"),
+                )
+            } else {
+                let (claim, undo) = tokio::join!(
+                    env.store.claim_next_due(chrono::Utc::now(), "racer"),
+                    decide::undo(&env.store, item.id, ACTOR),
+                );
+                (undo, claim)
+            };
             let claim = claim.unwrap();
             let after = env.store.get_decision(decision.id).await.unwrap();
             match (undo, claim) {
@@ -893,6 +902,11 @@ mod not_left_yet {
             }
         }
         assert_eq!(cancelled + claimed, 20);
+        // Both outcomes happened: the race was run, not won by one side every time.
+        assert!(
+            cancelled > 0 && claimed > 0,
+            "cancelled {cancelled}, claimed {claimed}: one side always won"
+        );
         assert_eq!(env.gmail.request_count("drafts.send"), 0);
     }
 }

@@ -268,3 +268,27 @@ pub async fn save_whole_settings(
     let change = countersign_core::store::SettingsChange::between(&stored, wanted);
     store.update_settings(&change, actor).await.unwrap();
 }
+
+/// Waits until the app's dispatch loop has finished `more` passes after the call: the first of
+/// them may have begun before, every later one began after, so with `more` ≥ 2 the loop has
+/// looked at least once at what the test did before calling.
+pub async fn passes_after(app: &countersign_core::app::RunningApp, more: u64) {
+    let mut passes = app.dispatch_passes();
+    let target = *passes.borrow() + more;
+    tokio::time::timeout(Duration::from_secs(20), passes.wait_for(|n| *n >= target))
+        .await
+        .expect("the dispatch loop did not pass within 20 s")
+        .expect("the dispatch loop ended");
+}
+
+/// Stops the app and waits until its dispatch loop has ended: nothing it dispatches can start
+/// after this, so a count taken now includes any late second send.
+pub async fn stop_and_wait(app: &countersign_core::app::RunningApp) {
+    let mut passes = app.dispatch_passes();
+    app.stop();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while passes.changed().await.is_ok() {}
+    })
+    .await
+    .expect("the dispatch loop did not end within 20 s");
+}

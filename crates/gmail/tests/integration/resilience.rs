@@ -33,7 +33,13 @@ async fn server_errors_on_reads_are_retried_to_success() {
     assert_eq!(fake.request_count("drafts.list"), 4);
 }
 
-#[tokio::test]
+/// On tokio's paused clock (the fake answers in this runtime, so that clock moves only while
+/// everything waits on a timer): what the client waited is its own wait, not the machine's
+/// slowness. Google names a wall-clock time ("Retry after …"), so the client waits what is
+/// left of it when the answer is read: its wait plus the real time spent reaches the time
+/// named (to the millisecond the message is written in), and a client that ignored it would
+/// have waited nothing at all, however slow the machine.
+#[tokio::test(start_paused = true)]
 async fn the_retry_time_google_asks_for_is_waited() {
     let fake = fake().await;
     fake.fail_next(
@@ -41,13 +47,15 @@ async fn the_retry_time_google_asks_for_is_waited() {
         1,
         Failure::status(429).retry_after(Duration::from_millis(600)),
     );
-    let start = Instant::now();
+    let (waited_from, spent_from) = (tokio::time::Instant::now(), Instant::now());
     client(&fake).profile().await.unwrap();
+    let (waited, spent) = (waited_from.elapsed(), spent_from.elapsed());
+    assert!(waited > Duration::ZERO, "the client never waited");
     assert!(
-        start.elapsed() >= Duration::from_millis(500),
-        "{:?}",
-        start.elapsed()
+        waited + spent + Duration::from_millis(1) >= Duration::from_millis(600),
+        "waited {waited:?}, spent {spent:?}"
     );
+    assert_eq!(fake.request_count("getProfile"), 2);
 }
 
 #[tokio::test]

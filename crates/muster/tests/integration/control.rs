@@ -99,7 +99,9 @@ async fn the_http_control_api_plays_plugin_and_session_through_a_checked_refused
     );
 }
 
-#[tokio::test]
+/// On tokio's paused clock (the fake answers in this runtime): the offline window and the
+/// polls below move only that clock, so the window is seen whatever the machine's speed.
+#[tokio::test(start_paused = true)]
 async fn the_http_control_api_arms_faults_expires_sessions_and_logs_without_cookies() {
     let fake = fake().await;
     let base = fake.url();
@@ -130,9 +132,10 @@ async fn the_http_control_api_arms_faults_expires_sessions_and_logs_without_cook
     assert_eq!(fake.count_requests("POST", "/login"), 2);
 
     // Offline starts just after the answer and ends by itself: the calls fail with a transport
-    // error once it has started, and succeed again once it is over, whenever those moments come
-    // on a busy machine (the deadline only stops a hang).
+    // error once it has started, and succeed again once it is over, no earlier than the time
+    // asked (on the paused clock; the real-time deadline only stops a hang).
     control(&base, "offline", json!({"millis": 300})).await;
+    let asked = tokio::time::Instant::now();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match muster.list_messages(None).await {
@@ -148,6 +151,11 @@ async fn the_http_control_api_arms_faults_expires_sessions_and_logs_without_cook
         assert!(Instant::now() < deadline, "the fake never came back");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    assert!(
+        asked.elapsed() >= Duration::from_millis(300),
+        "back after {:?}",
+        asked.elapsed()
+    );
 
     let log: Value = reqwest::get(format!("{base}/_control/requests"))
         .await

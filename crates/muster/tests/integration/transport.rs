@@ -4,6 +4,9 @@ use countersign_muster::{DecideOutcome, Decision, DraftState, Error};
 
 use crate::{client, fake, file_reply, read};
 
+/// Longer than any test runs: a call held this long is never answered while it looks.
+const HELD: std::time::Duration = std::time::Duration::from_secs(3600);
+
 #[tokio::test]
 async fn an_offline_muster_is_a_transport_error_with_nothing_sent() {
     let fake = fake().await;
@@ -88,7 +91,10 @@ async fn a_server_error_carries_musters_message_and_is_retryable() {
     muster.list_drafts(None).await.unwrap();
 }
 
-#[tokio::test]
+/// On tokio's paused clock (the fake answers in this runtime): the held call is never
+/// answered, so the 200 ms timeout is what ends it, while the calls before it cannot time out
+/// however slow the machine (that clock moves only while everything waits on a timer).
+#[tokio::test(start_paused = true)]
 async fn a_slow_answer_past_the_request_timeout_counts_as_possibly_sent() {
     let fake = fake().await;
     let muster = countersign_muster::MusterClient::with_request_timeout(
@@ -98,12 +104,7 @@ async fn a_slow_answer_past_the_request_timeout_counts_as_possibly_sent() {
     )
     .unwrap();
     muster.login().await.unwrap();
-    fake.delay_next(
-        "GET",
-        "/api/plugin/drafts",
-        1,
-        std::time::Duration::from_secs(2),
-    );
+    fake.delay_next("GET", "/api/plugin/drafts", 1, HELD);
     let e = muster.list_drafts(None).await.unwrap_err();
     assert!(
         matches!(e, Error::Transport { request_sent: true }),
@@ -111,7 +112,8 @@ async fn a_slow_answer_past_the_request_timeout_counts_as_possibly_sent() {
     );
 }
 
-#[tokio::test]
+/// On tokio's paused clock, as above: only the held sign-in can time out.
+#[tokio::test(start_paused = true)]
 async fn a_re_login_lost_on_the_network_leaves_the_decision_certainly_unsent() {
     let fake = fake().await;
     let filed = file_reply(&fake, false);
@@ -124,7 +126,7 @@ async fn a_re_login_lost_on_the_network_leaves_the_decision_certainly_unsent() {
     let draft = read(&muster, &filed.draft_id).await;
     fake.expire_sessions();
     // muster refuses the decision unread (401); the re-login then times out.
-    fake.delay_next("POST", "/login", 1, std::time::Duration::from_secs(2));
+    fake.delay_next("POST", "/login", 1, HELD);
     let e = muster
         .decide(&draft.id, Decision::Approve, None, &draft.updated_at)
         .await

@@ -12,6 +12,7 @@ mod decision_seal;
 mod decisions;
 mod export;
 mod items;
+mod labels;
 mod names;
 mod queue;
 mod record;
@@ -48,6 +49,7 @@ pub use items::{
     DraftContent, Item, ItemFilter, ItemSummary, LiveDecision, MusterFields, ObservedDraft,
     RecordOutcome,
 };
+pub use labels::MirroredLabel;
 pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;

@@ -9,6 +9,7 @@ mod history;
 mod machine;
 mod output;
 mod review;
+mod rule_labels;
 mod rules;
 mod settings;
 mod status;

@@ -85,7 +85,10 @@ async fn a_label_scoped_rule_made_in_the_window_decides_only_the_labelled_draft(
     // (WebKit's element text reads "" for a chip that may be cut: its content is read instead.)
     session
         .wait_for(
-            &format!("#item-{} .label-chip[data-label=\"Agents/Billing\"]", shown.id),
+            &format!(
+                "#item-{} .label-chip[data-label=\"Agents/Billing\"]",
+                shown.id
+            ),
             UI_TIMEOUT,
         )
         .await

@@ -144,7 +144,8 @@ enum Command {
     /// Rules: decisions you make in advance (list, add, edit, remove, test, arm, disarm, hold).
     Rules {
         #[command(subcommand)]
-        command: rules::RulesCommand,
+        // Boxed: the rule flags make this the largest command by far.
+        command: Box<rules::RulesCommand>,
     },
     /// Check the audit log's hash chain, or export the log.
     Audit {

@@ -322,16 +322,28 @@ pub(crate) fn encode_raw(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE.encode(bytes)
 }
 
-/// The message of a `drafts.create` or `drafts.update` body: its raw bytes (required), the
-/// thread it names and the labels it asks for (`message.labelIds`).
-fn draft_message(body: &[u8]) -> Result<(Vec<u8>, Option<String>, Vec<String>), ApiError> {
+/// The message of a `drafts.create` or `drafts.update` body.
+struct DraftMessage {
+    /// Its raw bytes (required).
+    raw: Vec<u8>,
+    /// The thread it names.
+    thread: Option<String>,
+    /// The labels it asks for (`message.labelIds`).
+    labels: Vec<String>,
+}
+
+fn draft_message(body: &[u8]) -> Result<DraftMessage, ApiError> {
     let body: DraftBody = parse_body(body)?;
     let message = body.message.unwrap_or_default();
     let raw = message
         .raw
         .ok_or_else(|| ApiError::invalid("Missing draft message"))?;
     let raw = decode_raw(&raw).ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))?;
-    Ok((raw, message.thread_id, message.label_ids))
+    Ok(DraftMessage {
+        raw,
+        thread: message.thread_id,
+        labels: message.label_ids,
+    })
 }
 
 /// A `Draft` resource as `drafts.create` and `drafts.update` answer it: the id and the
@@ -409,7 +421,11 @@ async fn drafts_get(call: Call) -> Response {
 
 async fn drafts_create(call: Call, body: Bytes) -> Response {
     call.run(&scopes::DRAFTS_CREATE, |s, _| {
-        let (raw, thread, labels) = draft_message(&body)?;
+        let DraftMessage {
+            raw,
+            thread,
+            labels,
+        } = draft_message(&body)?;
         s.check_labels(&labels)?;
         let (id, m) = s.create_draft_with_labels(raw, thread, labels);
         Ok(draft_resource(&id, &m))
@@ -422,7 +438,11 @@ async fn drafts_update(call: Call, body: Bytes) -> Response {
         if body.len() > s.json_body_limit {
             return Err(ApiError::payload_too_large(s.json_body_limit));
         }
-        let (raw, thread, labels) = draft_message(&body)?;
+        let DraftMessage {
+            raw,
+            thread,
+            labels,
+        } = draft_message(&body)?;
         s.check_labels(&labels)?;
         let m = s.update_draft_by_api(&call.id, raw, thread, labels)?;
         Ok(draft_resource(&call.id, &m))

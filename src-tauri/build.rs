@@ -50,6 +50,7 @@ const COMMANDS: &[&str] = &[
     "move_rule",
     "duplicate_rule",
     "test_rule",
+    "gmail_labels",
     "set_hold_everything",
     "pick_client_secret",
     "demo_available",

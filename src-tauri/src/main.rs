@@ -177,6 +177,7 @@ fn main() -> anyhow::Result<()> {
             rule_commands::move_rule,
             rule_commands::duplicate_rule,
             rule_commands::test_rule,
+            rule_commands::gmail_labels,
             commands::set_hold_everything,
             welcome::pick_client_secret,
             welcome::demo_available,

@@ -190,6 +190,7 @@ mod tests {
             account_online: true,
             updated_at: Utc::now(),
             actions: vec![],
+            labels: vec![],
         }
     }
 

@@ -4,7 +4,7 @@
 
 use countersign_core::rules::record::{self, RecordLine};
 use countersign_core::rules::RuleDefinition;
-use countersign_core::store::Rule;
+use countersign_core::store::{MirroredLabel, Rule};
 use serde::Serialize;
 use tauri::State;
 
@@ -85,4 +85,17 @@ pub async fn test_rule(state: State<'_, AppState>, id: i64) -> Result<RuleTest, 
             })
             .collect(),
     })
+}
+
+/// The user labels of every Gmail account, as the last sync mirrored them: what a rule's label
+/// scope offers, by name (the rule keeps the id). System labels (DRAFT, INBOX) are left out.
+#[tauri::command]
+pub async fn gmail_labels(state: State<'_, AppState>) -> Result<Vec<MirroredLabel>, UiError> {
+    Ok(state
+        .store()?
+        .labels(None)
+        .await?
+        .into_iter()
+        .filter(|l| l.user)
+        .collect())
 }

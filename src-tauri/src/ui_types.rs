@@ -45,6 +45,7 @@ fn export_all(dir: &Path) {
     crate::commands::RuleView::export_all(&cfg).unwrap();
     countersign_core::rules::RuleDefinition::export_all(&cfg).unwrap();
     crate::rule_commands::RuleTest::export_all(&cfg).unwrap();
+    countersign_core::store::MirroredLabel::export_all(&cfg).unwrap();
     write_index(dir);
 }
 

@@ -25,6 +25,7 @@ mod record;
 mod reveal;
 mod review;
 mod rules;
+mod rules_labels;
 mod rules_window;
 mod safety;
 mod settings;

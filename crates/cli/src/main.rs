@@ -9,6 +9,7 @@ mod history;
 mod machine;
 mod output;
 mod review;
+mod rule_labels;
 mod rules;
 mod settings;
 mod status;
@@ -143,7 +144,8 @@ enum Command {
     /// Rules: decisions you make in advance (list, add, edit, remove, test, arm, disarm, hold).
     Rules {
         #[command(subcommand)]
-        command: rules::RulesCommand,
+        // Boxed: the rule flags make this the largest command by far.
+        command: Box<rules::RulesCommand>,
     },
     /// Check the audit log's hash chain, or export the log.
     Audit {

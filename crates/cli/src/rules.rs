@@ -27,6 +27,11 @@ pub enum RulesCommand {
         #[command(flatten)]
         flags: RuleFlags,
     },
+    /// Show one rule: its scope, conditions and action.
+    Show {
+        /// The rule id.
+        id: i64,
+    },
     /// Move a rule to another place in the order (the first armed rule that matches decides).
     Move {
         /// The rule id.
@@ -90,6 +95,10 @@ pub struct RuleFlags {
     /// this picks drafts, it does not vouch for them).
     #[arg(long)]
     sender: Option<String>,
+    /// Gmail: only drafts carrying this label (its name as Gmail shows it; the agent can
+    /// label its own drafts: this picks drafts, it does not vouch for them).
+    #[arg(long, value_name = "NAME")]
+    label: Option<String>,
     /// muster: only replies for this plugin.
     #[arg(long)]
     plugin: Option<String>,
@@ -201,6 +210,18 @@ impl RuleFlags {
     }
 }
 
+impl RuleFlags {
+    /// `--label NAME`: the id of that label among the rule's account's mirrored labels.
+    async fn apply_label(&self, store: &Store, definition: &mut RuleDefinition) -> Result<()> {
+        if let Some(name) = &self.label {
+            let account = definition.scope.account.clone();
+            definition.scope.label =
+                Some(crate::rule_labels::label_id(store, account.as_deref(), name).await?);
+        }
+        Ok(())
+    }
+}
+
 /// Run one `rules` subcommand as `actor`.
 pub async fn run(store: &Store, command: &RulesCommand, actor: &str, json: bool) -> Result<()> {
     match command {
@@ -242,6 +263,7 @@ pub async fn run(store: &Store, command: &RulesCommand, actor: &str, json: bool)
                 daily_cap: None,
             };
             flags.apply(&mut definition)?;
+            flags.apply_label(store, &mut definition).await?;
             let rule = store.add_rule(&definition, actor).await?;
             print_rule(
                 &rule,
@@ -252,12 +274,55 @@ pub async fn run(store: &Store, command: &RulesCommand, actor: &str, json: bool)
         RulesCommand::Edit { id, flags } => {
             let mut definition = store.rule(*id).await?.definition;
             flags.apply(&mut definition)?;
+            flags.apply_label(store, &mut definition).await?;
             let rule = store.edit_rule(*id, &definition, actor).await?;
             print_rule(
                 &rule,
                 json,
                 "Changed, and back in shadow: its record starts over.",
             )?;
+        }
+        RulesCommand::Show { id } => {
+            let rule = store.rule(*id).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rule)?);
+            } else {
+                println!("{}", describe(&rule));
+                let scope = &rule.definition.scope;
+                let mut parts = Vec::new();
+                if let Some(account) = &scope.account {
+                    parts.push(format!("account {account}"));
+                }
+                if let Some(sender) = &scope.sender {
+                    parts.push(format!("from {sender}"));
+                }
+                if let Some(label) = &scope.label {
+                    parts.push(crate::rule_labels::label_words(store, label).await?);
+                }
+                if let Some(plugin) = &scope.plugin {
+                    parts.push(format!("plugin {plugin}"));
+                }
+                if let Some(chief) = scope.chief_filed {
+                    parts.push(
+                        if chief {
+                            "filed by the chief"
+                        } else {
+                            "the sessions' own"
+                        }
+                        .into(),
+                    );
+                }
+                let scope = if parts.is_empty() {
+                    "every draft".to_owned()
+                } else {
+                    parts.join(", ")
+                };
+                println!("    scope: {scope}");
+                println!(
+                    "    conditions: {}",
+                    serde_json::to_string(&rule.definition.conditions)?
+                );
+            }
         }
         RulesCommand::Move { id, to } => {
             let order = store.move_rule(*id, *to as usize - 1, actor).await?;

@@ -6,6 +6,7 @@
 //!   ([`GmailClient::list_messages`], [`GmailClient::find_sent_by_message_id`],
 //!   [`GmailClient::get_message_metadata`], [`GmailClient::get_message_raw`]), threads
 //!   ([`GmailClient::get_thread_metadata`]), history ([`GmailClient::list_draft_history`]),
+//!   labels ([`GmailClient::list_labels`]),
 //!   the profile and the granted scopes. Reads wait for quota and retry; sends and deletes
 //!   never retry.
 //! - [`oauth::connect`] runs the consent flow; [`oauth::OAuthTokenSource`] gives access tokens
@@ -20,6 +21,7 @@ mod client;
 pub mod drafts;
 mod error;
 pub mod history;
+pub mod labels;
 pub mod messages;
 pub mod oauth;
 pub mod profile;
@@ -38,6 +40,7 @@ pub use client::{
 pub use drafts::{DraftRef, RawDraft, SentMessage};
 pub use error::{Error, Result, CLIENT_GONE_SENTENCE, GRANT_ENDED_SENTENCE};
 pub use history::{HistoryChanges, HistoryRecord};
+pub use labels::{Label, LabelKind};
 pub use messages::{MessageMetadata, MessageQuery, MessageRef};
 pub use oauth::{
     can_read, can_send, connect, Browser, ClientSecret, ConnectOptions, Connection,

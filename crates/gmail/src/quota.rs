@@ -47,6 +47,8 @@ pub enum Method {
     GetProfile,
     /// `users.threads.get`
     ThreadsGet,
+    /// `users.labels.list`
+    LabelsList,
 }
 
 impl Method {
@@ -61,6 +63,8 @@ impl Method {
             Method::HistoryList => 2,
             Method::GetProfile => 1,
             Method::ThreadsGet => 10,
+            // The quota table: labels.list costs 1 unit.
+            Method::LabelsList => 1,
         }
     }
 
@@ -77,6 +81,7 @@ impl Method {
             Method::HistoryList => "history.list",
             Method::GetProfile => "getProfile",
             Method::ThreadsGet => "threads.get",
+            Method::LabelsList => "labels.list",
         }
     }
 

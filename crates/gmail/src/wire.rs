@@ -127,6 +127,24 @@ pub(crate) struct Profile {
     pub history_id: String,
 }
 
+/// A page of `labels.list` (`ListLabelsResponse`): every label at once, no paging. Each
+/// `Label` carries only `id`, `name`, `type` and the two visibilities there.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ListLabelsResponse {
+    #[serde(default)]
+    pub labels: Vec<Label>,
+}
+
+/// A `Label` resource as `labels.list` gives it.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Label {
+    pub id: String,
+    pub name: String,
+    /// `system` or `user`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
+
 /// Answer of Google's tokeninfo endpoint (`oauth2.googleapis.com/tokeninfo`); numbers come as
 /// strings there, so they are read loosely.
 #[derive(Debug, Deserialize)]

@@ -4,6 +4,7 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type {
+  MirroredLabel,
   Account,
   AccountStatus,
   AgentFigures,
@@ -150,6 +151,8 @@ export const attachmentPreview = (id: number, index: number) =>
 export const saveAttachment = (id: number, index: number) =>
   call<{ path: string; bytes: number } | null>("save_attachment", { id, index });
 export const listAccounts = () => call<AccountStatus[]>("list_accounts");
+/** The Gmail accounts' user labels, as the last sync mirrored them (a rule's label scope). */
+export const gmailLabels = () => call<MirroredLabel[]>("gmail_labels");
 export const addGmail = (clientSecretPath: string) =>
   call<Account>("add_gmail", { clientSecretPath });
 export const addMuster = (url: string, password: string) =>

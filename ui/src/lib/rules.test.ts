@@ -36,7 +36,7 @@ describe("definitionOf", () => {
     });
     expect(definition).toEqual({
       name: "Short replies",
-      scope: { account: null, sender: null, plugin: null, chiefFiled: null },
+      scope: { account: null, sender: null, label: null, plugin: null, chiefFiled: null },
       conditions: {
         recipientsWithin: ["example.com", "example.org"],
         orOnThread: true,
@@ -108,7 +108,13 @@ describe("editing a rule", () => {
   test("every scope and condition the command line has survives the round trip through the form", () => {
     const definition: RuleDefinition = {
       name: "Invoices",
-      scope: { account: "gmail-1", sender: "agent@example.com", plugin: "email", chiefFiled: false },
+      scope: {
+        account: "gmail-1",
+        sender: "agent@example.com",
+        label: "Label_12",
+        plugin: "email",
+        chiefFiled: false,
+      },
       conditions: {
         recipientsWithin: ["example.com", "example.org"],
         orOnThread: true,
@@ -140,6 +146,14 @@ describe("editing a rule", () => {
     expect(conditionsLabel(definition)).toBe(
       "account gmail-1; from agent@example.com; filed by the chief; attachments: application/pdf; not flagged for hidden text",
     );
+  });
+
+  test("a label scope keeps the label's id and reads as its name", () => {
+    const definition = defined({ name: "x", label: "Label_12" });
+    expect(definition.scope.label).toBe("Label_12");
+    const labels = [{ accountId: "gmail-1", id: "Label_12", name: "Agents/Billing", user: true }];
+    expect(conditionsLabel(definition, labels)).toBe("labelled Agents/Billing");
+    expect(conditionsLabel(definition, [])).toBe("labelled Label_12 (no longer in Gmail)");
   });
 
   test("allowed attachment types need a size", () => {

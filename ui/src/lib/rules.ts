@@ -5,6 +5,7 @@
 import type {
   AttachmentCondition,
   FlagKind,
+  MirroredLabel,
   OwnerDid,
   RuleAction,
   RuleDefinition,
@@ -22,6 +23,8 @@ export interface RuleForm {
   account: string;
   /** Gmail: only drafts whose From is this address (empty: any). */
   sender: string;
+  /** Gmail: only drafts carrying this label (its id, picked by name; empty: any). */
+  label: string;
   /** muster: only replies for this plugin (empty: any). */
   plugin: string;
   /** muster: only the chief's replies, only the sessions' own, or either. */
@@ -55,6 +58,7 @@ export function emptyRuleForm(): RuleForm {
     reason: "",
     account: "",
     sender: "",
+    label: "",
     plugin: "",
     chiefFiled: "any",
     within: "",
@@ -80,6 +84,7 @@ export function formOf(definition: RuleDefinition): RuleForm {
     reason: definition.action.kind === "reject" ? definition.action.reason : "",
     account: s.account ?? "",
     sender: s.sender ?? "",
+    label: s.label ?? "",
     plugin: s.plugin ?? "",
     chiefFiled: s.chiefFiled === null ? "any" : s.chiefFiled ? "chief" : "sessions",
     within: c.recipientsWithin.join(", "),
@@ -161,6 +166,7 @@ export function definitionOf(form: RuleForm): RuleDefinition | UiError {
     scope: {
       account: optional(form.account),
       sender: optional(form.sender),
+      label: optional(form.label),
       plugin: optional(form.plugin),
       chiefFiled: form.chiefFiled === "any" ? null : form.chiefFiled === "chief",
     },
@@ -237,13 +243,20 @@ export function actionLabel(action: RuleAction): string {
   }
 }
 
-/** What a rule looks for, in one line ("any draft" when it has no condition). */
-export function conditionsLabel(definition: RuleDefinition): string {
+/** The name of the label a rule keeps by id, among the mirrored `labels`. */
+export function labelName(id: string, labels: MirroredLabel[]): string {
+  return labels.find((l) => l.id === id)?.name ?? `${id} (no longer in Gmail)`;
+}
+
+/** What a rule looks for, in one line ("any draft" when it has no condition); its label by
+ * name, from the mirrored `labels`. */
+export function conditionsLabel(definition: RuleDefinition, labels: MirroredLabel[] = []): string {
   const c = definition.conditions;
   const parts: string[] = [];
   const s = definition.scope;
   if (s.account) parts.push(`account ${s.account}`);
   if (s.sender) parts.push(`from ${s.sender}`);
+  if (s.label) parts.push(`labelled ${labelName(s.label, labels)}`);
   if (s.plugin) parts.push(`for the ${s.plugin} plugin`);
   if (s.chiefFiled === true) parts.push("filed by the chief");
   if (s.chiefFiled === false) parts.push("the sessions' own replies");

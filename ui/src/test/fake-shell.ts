@@ -74,6 +74,7 @@ export function draft(id: number, overrides: Partial<ItemSummary> = {}): ItemSum
       { action: "undo", allowed: false, whyNot: "nothing is queued", until: null },
       { action: "edit", allowed: true, whyNot: null, until: null },
     ],
+    labels: [],
     ...overrides,
   };
 }

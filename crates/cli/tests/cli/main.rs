@@ -9,6 +9,7 @@ mod keyring;
 mod muster;
 mod muster_status;
 mod review;
+mod rule_labels;
 mod rules;
 mod sealed;
 mod shown;

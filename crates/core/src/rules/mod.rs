@@ -11,6 +11,7 @@
 pub mod guard;
 pub mod pass;
 pub mod record;
+pub mod relabel;
 
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +56,12 @@ pub struct Scope {
     /// It reads the From header the agent wrote, which the agent chooses: a scope, never a
     /// safeguard.
     pub sender: Option<String>,
+    /// Gmail: only drafts carrying this label (its id, e.g. `Label_12`; chosen by name from
+    /// the account's mirrored labels, shown by name). Labels are how Gmail users already sort
+    /// mail by agent — but the agent writes them too (it can label its own drafts, or drop a
+    /// label): a scope, never a safeguard or a credential.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// muster: only replies for this plugin (e.g. "email").
     pub plugin: Option<String>,
     /// muster: only replies the chief filed (`true`: on no route, or on a route that fell back
@@ -181,6 +188,8 @@ pub struct Draft<'a> {
     pub view: &'a ReviewView,
     /// The message it answers, when known.
     pub parent: Option<&'a ParentMessage>,
+    /// Gmail: the label ids its current message carries (mirrored; none for muster).
+    pub labels: &'a [String],
 }
 
 /// Whether `definition` matches `draft`: `Ok` when it does, or the first thing that did not.
@@ -204,6 +213,11 @@ fn in_scope(scope: &Scope, draft: &Draft<'_>) -> std::result::Result<(), String>
                 .any(|a| a.email.eq_ignore_ascii_case(sender));
         if !from_sender {
             return Err(format!("not a Gmail draft from {sender}"));
+        }
+    }
+    if let Some(label) = &scope.label {
+        if draft.source != Source::Gmail || !draft.labels.contains(label) {
+            return Err("not a Gmail draft carrying the rule's label".into());
         }
     }
     if let Some(plugin) = &scope.plugin {

@@ -109,6 +109,7 @@ pub async fn judge(
     let version = store.version(item_id, &item.summary.version).await?;
     let (view, parent) = crate::review::render_as_reviewed(store, &item, &version).await?;
     let chief_filed = store.chief_filed(&item).await?;
+    let labels = store.item_labels(item_id).await?;
     let draft = Draft {
         account_id: &item.summary.account_id,
         source: item.summary.source,
@@ -116,6 +117,7 @@ pub async fn judge(
         chief_filed,
         view: &view,
         parent: parent.as_ref(),
+        labels: &labels,
     };
     let shown = Shown {
         id: item_id,

@@ -288,6 +288,7 @@ pub async fn replay(store: &Store, definition: &RuleDefinition) -> Result<RuleRe
         let Some(version) = judged else { continue };
         let (view, parent) = crate::review::render_as_reviewed(store, &item, version).await?;
         let chief_filed = store.chief_filed(&item).await?;
+        let labels = store.item_labels(item.summary.id).await?;
         let draft = Draft {
             account_id: &item.summary.account_id,
             source: item.summary.source,
@@ -295,6 +296,7 @@ pub async fn replay(store: &Store, definition: &RuleDefinition) -> Result<RuleRe
             chief_filed,
             view: &view,
             parent: parent.as_ref(),
+            labels: &labels,
         };
         if matches(definition, &draft).is_ok() {
             record.lines.push(RecordLine {

@@ -46,6 +46,7 @@ fn judge(conditions: Conditions, view: &ReviewView, parent: Option<&ParentMessag
         chief_filed: false,
         view,
         parent,
+        labels: &[],
     };
     matches(&rule(conditions), &draft).is_ok()
 }
@@ -264,6 +265,7 @@ fn a_flag_named_in_the_conditions_makes_the_rule_not_match() {
 #[test]
 fn the_scope_picks_the_agent() {
     let view = draft_view("", &text("x"));
+    let labels = vec!["Label_7".to_owned()];
     let in_scope = |scope: Scope, source: Source, plugin: Option<&str>, chief: bool| {
         let draft = Draft {
             account_id: "g1",
@@ -272,6 +274,7 @@ fn the_scope_picks_the_agent() {
             chief_filed: chief,
             view: &view,
             parent: None,
+            labels: &labels,
         };
         matches(
             &RuleDefinition {
@@ -321,6 +324,19 @@ fn the_scope_picks_the_agent() {
     };
     assert!(in_scope(chief.clone(), Source::Muster, Some("email"), true));
     assert!(!in_scope(chief, Source::Muster, Some("email"), false));
+    // The label: by id, on Gmail drafts only (the test drafts carry `Label_7`).
+    let label = |id: &str| Scope {
+        label: Some(id.into()),
+        ..Scope::default()
+    };
+    assert!(in_scope(label("Label_7"), Source::Gmail, None, false));
+    assert!(!in_scope(label("Label_8"), Source::Gmail, None, false));
+    assert!(!in_scope(
+        label("Label_7"),
+        Source::Muster,
+        Some("email"),
+        false
+    ));
 }
 
 #[test]

@@ -180,6 +180,10 @@ pub struct ItemSummary {
     /// ([`crate::actions::allowed_actions`]).
     #[serde(default)]
     pub actions: Vec<crate::actions::ActionState>,
+    /// Gmail: the names of the user labels its current message carries (system labels such
+    /// as DRAFT or INBOX left out), as the queue row shows them. The agent may write them.
+    #[serde(default)]
+    pub labels: Vec<String>,
 }
 
 /// A whole item.
@@ -214,7 +218,11 @@ pub(super) const SUMMARY_SELECT: &str =
     "SELECT i.*, d.id AS d_id, d.kind AS d_kind, d.state AS d_state,
        d.due_at AS d_due_at, d.outcome_detail AS d_detail,
        json_extract(r.definition, '$.name') AS d_rule,
-       COALESCE(c.online, 1) AS account_online, v.restamped_sha256 AS restamped
+       COALESCE(c.online, 1) AS account_online, v.restamped_sha256 AS restamped,
+       (SELECT json_group_array(name) FROM (SELECT g.name FROM item_labels l
+            JOIN gmail_labels g ON g.account_id = i.account_id AND g.label_id = l.label_id
+            WHERE l.item_id = i.id AND g.kind = 'user' ORDER BY g.name COLLATE NOCASE))
+         AS user_labels
   FROM review_items i
   LEFT JOIN decisions d ON d.item_id = i.id AND d.state IN ('queued', 'dispatching', 'uncertain')
   LEFT JOIN rules r ON d.decided_by LIKE 'rule:%'
@@ -384,6 +392,10 @@ pub(super) fn summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSumm
         account_online: row.try_get("account_online")?,
         updated_at: row.try_get("updated_at")?,
         actions: vec![],
+        labels: row
+            .try_get::<Option<String>, _>("user_labels")?
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default(),
     };
     summary.actions = crate::actions::allowed_actions(&summary, None);
     if row.try_get::<Option<String>, _>("restamped")?.is_some() {

@@ -13,6 +13,7 @@ mod decisions;
 mod draft_words;
 mod export;
 mod items;
+mod labels;
 mod names;
 mod queue;
 mod record;
@@ -49,6 +50,7 @@ pub use items::{
     DraftContent, Item, ItemFilter, ItemSummary, LiveDecision, MusterFields, ObservedDraft,
     RecordOutcome,
 };
+pub use labels::MirroredLabel;
 pub use queue::{PageStart, QueueCursor, QueuePage, StateCounts};
 pub use refusals::{Refusal, RefusalKind};
 pub use routes::RouteRecord;

@@ -24,6 +24,7 @@ mod outbox_model;
 mod queue_pages;
 mod reachability;
 mod rules;
+mod rules_labels;
 mod rules_order;
 mod shown;
 mod store;

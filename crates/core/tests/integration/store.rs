@@ -167,15 +167,16 @@ async fn migrations_apply_to_a_file_at_the_previous_migration_and_keep_its_data(
     let accounts = store.list_accounts().await.unwrap();
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "gmail-old");
-    // The newest migration (20261205080000_draft_internal_date): a version synced before it
-    // has no Gmail date, and the send path falls back to this computer's clock for it. Update
-    // this with the next migration.
+    // The newest migration (20261205090000_labels): an item kept from before carries no
+    // labels and the account none, until the next sync reads them. Update this with the next
+    // migration.
     let name = &MIGRATOR.migrations.last().unwrap().description;
-    assert_eq!(
-        name, "draft internal date",
-        "check what the newest migration did here"
-    );
+    assert_eq!(name, "labels", "check what the newest migration did here");
+    assert!(store.labels(Some("gmail-old")).await.unwrap().is_empty());
+    // 20261205080000_draft_internal_date: a version synced before it has no Gmail date, and
+    // the send path falls back to this computer's clock for it.
     for item in store.list_items(&ItemFilter::default()).await.unwrap() {
+        assert!(store.item_labels(item.id).await.unwrap().is_empty());
         assert_eq!(
             store
                 .version_gmail_date(item.id, &item.version)

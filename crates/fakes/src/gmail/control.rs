@@ -29,6 +29,11 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             put(update_draft).delete(delete_draft),
         )
         .route("/_control/messages", post(add_message))
+        .route("/_control/labels", post(super::labels::create_label))
+        .route(
+            "/_control/messages/{id}/modify",
+            post(super::labels::modify_message),
+        )
         .route("/_control/sent", get(sent))
         .route("/_control/sends", get(sends))
         .route("/_control/sends/{draft_id}", get(sends_of))
@@ -234,7 +239,7 @@ async fn file_draft(State(sh): State<Arc<Shared>>, Json(body): Json<RawBody>) ->
         Ok(r) => r,
         Err(e) => return bad(e),
     };
-    let filed = sh.file_draft(raw, body.thread_id);
+    let filed = sh.file_draft_with_labels(raw, body.thread_id, body.label_ids.unwrap_or_default());
     Json(json!({"id": filed.id, "messageId": filed.message_id, "threadId": filed.thread_id}))
         .into_response()
 }

@@ -7,6 +7,7 @@
 
 mod control;
 mod errors;
+mod labels;
 mod mime;
 mod oauth;
 mod rest;
@@ -17,6 +18,8 @@ mod state;
 mod tests;
 #[cfg(test)]
 mod tests_fidelity;
+#[cfg(test)]
+mod tests_labels;
 mod throttle;
 
 use std::net::SocketAddr;

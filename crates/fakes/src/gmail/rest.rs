@@ -28,12 +28,14 @@ use super::Shared;
 use crate::server::DropConnection;
 
 mod history;
+mod labels;
 mod messages;
 mod profile;
 mod threads;
 
 use history::history_list;
-use messages::{message_json, messages_get, messages_list};
+use labels::labels_list;
+use messages::{message_json, messages_get, messages_list, messages_modify};
 use profile::profile;
 use threads::threads_get;
 
@@ -129,6 +131,11 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route("/gmail/v1/users/{user}/messages", get(messages_list))
         .route("/gmail/v1/users/{user}/messages/{id}", get(messages_get))
+        .route(
+            "/gmail/v1/users/{user}/messages/{id}/modify",
+            post(messages_modify),
+        )
+        .route("/gmail/v1/users/{user}/labels", get(labels_list))
         .route("/gmail/v1/users/{user}/threads/{id}", get(threads_get))
         .route("/gmail/v1/users/{user}/history", get(history_list))
         .route("/gmail/v1/users/{user}/profile", get(profile))
@@ -286,6 +293,9 @@ struct DraftBody {
 struct MessageBody {
     raw: Option<String>,
     thread_id: Option<String>,
+    /// The labels a client asks the draft's message to carry.
+    #[serde(default)]
+    label_ids: Vec<String>,
 }
 
 fn parse_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, ApiError> {
@@ -312,16 +322,28 @@ pub(crate) fn encode_raw(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE.encode(bytes)
 }
 
-/// The message of a `drafts.create` or `drafts.update` body: its raw bytes (required) and the
-/// thread it names.
-fn draft_message(body: &[u8]) -> Result<(Vec<u8>, Option<String>), ApiError> {
+/// The message of a `drafts.create` or `drafts.update` body.
+struct DraftMessage {
+    /// Its raw bytes (required).
+    raw: Vec<u8>,
+    /// The thread it names.
+    thread: Option<String>,
+    /// The labels it asks for (`message.labelIds`).
+    labels: Vec<String>,
+}
+
+fn draft_message(body: &[u8]) -> Result<DraftMessage, ApiError> {
     let body: DraftBody = parse_body(body)?;
     let message = body.message.unwrap_or_default();
     let raw = message
         .raw
         .ok_or_else(|| ApiError::invalid("Missing draft message"))?;
     let raw = decode_raw(&raw).ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))?;
-    Ok((raw, message.thread_id))
+    Ok(DraftMessage {
+        raw,
+        thread: message.thread_id,
+        labels: message.label_ids,
+    })
 }
 
 /// A `Draft` resource as `drafts.create` and `drafts.update` answer it: the id and the
@@ -399,8 +421,13 @@ async fn drafts_get(call: Call) -> Response {
 
 async fn drafts_create(call: Call, body: Bytes) -> Response {
     call.run(&scopes::DRAFTS_CREATE, |s, _| {
-        let (raw, thread) = draft_message(&body)?;
-        let (id, m) = s.create_draft(raw, thread);
+        let DraftMessage {
+            raw,
+            thread,
+            labels,
+        } = draft_message(&body)?;
+        s.check_labels(&labels)?;
+        let (id, m) = s.create_draft_with_labels(raw, thread, labels);
         Ok(draft_resource(&id, &m))
     })
     .await
@@ -411,8 +438,13 @@ async fn drafts_update(call: Call, body: Bytes) -> Response {
         if body.len() > s.json_body_limit {
             return Err(ApiError::payload_too_large(s.json_body_limit));
         }
-        let (raw, thread) = draft_message(&body)?;
-        let m = s.update_draft_by_api(&call.id, raw, thread)?;
+        let DraftMessage {
+            raw,
+            thread,
+            labels,
+        } = draft_message(&body)?;
+        s.check_labels(&labels)?;
+        let m = s.update_draft_by_api(&call.id, raw, thread, labels)?;
         Ok(draft_resource(&call.id, &m))
     })
     .await
@@ -462,8 +494,9 @@ async fn drafts_update_upload(call: Call, headers: axum::http::HeaderMap, body: 
     call.run(&scopes::DRAFTS_UPDATE, |s, req| {
         let (draft, media) = upload_parts(req, &headers, &body)?;
         let draft: DraftBody = parse_metadata(draft)?;
-        let thread = draft.message.and_then(|m| m.thread_id);
-        let m = s.update_draft_by_api(&call.id, media, thread)?;
+        let message = draft.message.unwrap_or_default();
+        s.check_labels(&message.label_ids)?;
+        let m = s.update_draft_by_api(&call.id, media, message.thread_id, message.label_ids)?;
         Ok(draft_resource(&call.id, &m))
     })
     .await

@@ -10,6 +10,7 @@ pub const MODIFY: &str = "https://www.googleapis.com/auth/gmail.modify";
 pub const COMPOSE: &str = "https://www.googleapis.com/auth/gmail.compose";
 pub const READONLY: &str = "https://www.googleapis.com/auth/gmail.readonly";
 pub const METADATA: &str = "https://www.googleapis.com/auth/gmail.metadata";
+pub const LABELS: &str = "https://www.googleapis.com/auth/gmail.labels";
 pub const SEND: &str = "https://www.googleapis.com/auth/gmail.send";
 const ADDON_COMPOSE: &str = "https://www.googleapis.com/auth/gmail.addons.current.action.compose";
 const ADDON_ACTION: &str = "https://www.googleapis.com/auth/gmail.addons.current.message.action";
@@ -112,6 +113,24 @@ pub const GET_PROFILE: MethodSpec = MethodSpec {
     units: 1,
     scopes: PROFILE,
     rpc: "caribou.api.proto.MailboxService.GetProfile",
+};
+
+/// `users.labels.list`: the discovery document's scopes (mail.google.com, gmail.modify,
+/// gmail.readonly, gmail.labels, gmail.metadata); 1 unit in the quota table.
+pub const LABELS_LIST: MethodSpec = MethodSpec {
+    name: "labels.list",
+    units: 1,
+    scopes: &[MAIL, MODIFY, READONLY, LABELS, METADATA],
+    rpc: "caribou.api.proto.MailboxService.ListLabels",
+};
+
+/// `users.messages.modify`: the discovery document's scopes (mail.google.com, gmail.modify);
+/// 5 units in the quota table.
+pub const MESSAGES_MODIFY: MethodSpec = MethodSpec {
+    name: "messages.modify",
+    units: 5,
+    scopes: &[MAIL, MODIFY],
+    rpc: "caribou.api.proto.MailboxService.ModifyMessage",
 };
 
 /// `users.messages.send`: the discovery document's scopes (`gmail.send` among them) and 100

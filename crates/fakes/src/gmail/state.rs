@@ -12,6 +12,9 @@ use super::mime;
 
 mod faults;
 mod grants;
+mod labels;
+
+pub use labels::StoredLabel;
 
 /// History ids start here, like a mailbox that has lived a while.
 const FIRST_HISTORY_ID: u64 = 1000;
@@ -41,6 +44,10 @@ pub struct StoredDraft {
 pub enum Change {
     Added,
     Deleted,
+    /// `labelsAdded`: these labels were put on the message.
+    LabelsAdded(Vec<String>),
+    /// `labelsRemoved`: these labels were taken off the message.
+    LabelsRemoved(Vec<String>),
 }
 
 /// One history record (each change gets its own id).
@@ -171,6 +178,9 @@ pub struct State {
     pub history: Vec<HistoryEvent>,
     pub drafts: BTreeMap<String, StoredDraft>,
     pub messages: BTreeMap<String, StoredMessage>,
+    /// The mailbox's labels by id: Gmail's system labels, and user labels made through the
+    /// control API (see `labels`).
+    pub labels: BTreeMap<String, StoredLabel>,
     pub sent: Vec<SentRecord>,
     pub sends_per_draft: HashMap<String, u32>,
     /// `drafts.send` requests per draft id that reached Gmail's send (sent, or answered that
@@ -253,6 +263,7 @@ impl State {
             history: Vec::new(),
             drafts: BTreeMap::new(),
             messages: BTreeMap::new(),
+            labels: labels::system_labels(),
             sent: Vec::new(),
             sends_per_draft: HashMap::new(),
             send_requests_per_draft: HashMap::new(),
@@ -402,7 +413,19 @@ impl State {
         raw: Vec<u8>,
         thread_id: Option<String>,
     ) -> (String, StoredMessage) {
-        let message = self.insert_message(raw, thread_id, vec!["DRAFT".into()]);
+        self.create_draft_with_labels(raw, thread_id, Vec::new())
+    }
+
+    /// File a new draft whose message also carries the user labels `labels` (its
+    /// `message.labelIds`; see [`State::draft_labels`]).
+    pub fn create_draft_with_labels(
+        &mut self,
+        raw: Vec<u8>,
+        thread_id: Option<String>,
+        labels: Vec<String>,
+    ) -> (String, StoredMessage) {
+        let labels = self.draft_labels(labels);
+        let message = self.insert_message(raw, thread_id, labels);
         let id = self.new_draft_id();
         self.drafts.insert(
             id.clone(),
@@ -430,6 +453,7 @@ impl State {
             draft_id,
             raw,
             thread_id.filter(|t| !t.is_empty()).or(old_thread),
+            Vec::new(),
         )
     }
 
@@ -438,11 +462,14 @@ impl State {
     /// "the requested threadId [is] specified on the Message or Draft.Message you supply with
     /// your request" (discovery document, `Message.threadId`;
     /// <https://developers.google.com/workspace/gmail/api/guides/threads>).
+    /// The new message carries `DRAFT` and the user labels in `labels` (the request's
+    /// `message.labelIds`), nothing of the old message's: the message is replaced whole.
     fn replace_draft(
         &mut self,
         draft_id: &str,
         raw: Vec<u8>,
         thread_id: Option<String>,
+        labels: Vec<String>,
     ) -> Result<StoredMessage, ApiError> {
         let old_id = self
             .drafts
@@ -450,7 +477,8 @@ impl State {
             .map(|d| d.message_id.clone())
             .ok_or_else(ApiError::not_found)?;
         self.remove_message(&old_id);
-        let message = self.insert_message(raw, thread_id, vec!["DRAFT".into()]);
+        let labels = self.draft_labels(labels);
+        let message = self.insert_message(raw, thread_id, labels);
         if let Some(d) = self.drafts.get_mut(draft_id) {
             d.message_id = message.id.clone();
         }
@@ -464,8 +492,9 @@ impl State {
         draft_id: &str,
         raw: Vec<u8>,
         thread_id: Option<String>,
+        labels: Vec<String>,
     ) -> Result<StoredMessage, ApiError> {
-        let updated = self.replace_draft(draft_id, raw, thread_id)?;
+        let updated = self.replace_draft(draft_id, raw, thread_id, labels)?;
         if let Some(agents) = self.agent_update_after_update.remove(draft_id) {
             self.update_draft(draft_id, agents, None)?;
         }

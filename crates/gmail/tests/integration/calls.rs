@@ -207,3 +207,22 @@ async fn granted_scopes_are_read_from_tokeninfo() {
     assert_eq!(granted.scopes, vec![countersign_gmail::oauth::GMAIL_MODIFY]);
     assert!(granted.expires_in.unwrap() > 3000);
 }
+
+#[tokio::test]
+async fn labels_list_gives_each_label_with_its_kind() {
+    let fake = fake().await;
+    let billing = fake.create_label("Agents/Billing");
+    let labels = client(&fake).list_labels().await.unwrap();
+    let user = labels
+        .iter()
+        .find(|l| l.id == billing)
+        .expect("the user label is listed");
+    assert_eq!(user.name, "Agents/Billing");
+    assert_eq!(user.kind, countersign_gmail::LabelKind::User);
+    let draft = labels
+        .iter()
+        .find(|l| l.id == "DRAFT")
+        .expect("DRAFT is listed");
+    assert_eq!(draft.kind, countersign_gmail::LabelKind::System);
+    assert_eq!(fake.request_count("labels.list"), 1);
+}

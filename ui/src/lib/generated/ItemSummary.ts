@@ -77,4 +77,9 @@ updatedAt: string,
  * What the owner may do to it when it was read, with the sentence for what not
  * ([`crate::actions::allowed_actions`]).
  */
-actions: Array<ActionState>, };
+actions: Array<ActionState>, 
+/**
+ * Gmail: the names of the user labels its current message carries (system labels such
+ * as DRAFT or INBOX left out), as the queue row shows them. The agent may write them.
+ */
+labels: Array<string>, };

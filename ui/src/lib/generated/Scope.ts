@@ -15,6 +15,13 @@ account: string | null,
  */
 sender: string | null, 
 /**
+ * Gmail: only drafts carrying this label (its id, e.g. `Label_12`; chosen by name from
+ * the account's mirrored labels, shown by name). Labels are how Gmail users already sort
+ * mail by agent — but the agent writes them too (it can label its own drafts, or drop a
+ * label): a scope, never a safeguard or a credential.
+ */
+label: string | null, 
+/**
  * muster: only replies for this plugin (e.g. "email").
  */
 plugin: string | null, 

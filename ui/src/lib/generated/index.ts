@@ -44,6 +44,7 @@ export type { LinkChange } from "./LinkChange";
 export type { Listed } from "./Listed";
 export type { LiveDecision } from "./LiveDecision";
 export type { MachineText } from "./MachineText";
+export type { MirroredLabel } from "./MirroredLabel";
 export type { OpenItem } from "./OpenItem";
 export type { OwnerDid } from "./OwnerDid";
 export type { PageStart } from "./PageStart";

@@ -17,8 +17,11 @@
 //!   review shows them offline, and the conversation's addresses feed the recipient check. The
 //!   parent is only ever a received or sent message of the draft's own thread (see
 //!   [`answered`]): one named but not there is flagged, never looked for elsewhere.
+//! - Labels ([`labels`]): `labels.list` with each listing, each fetched draft's `labelIds`, and
+//!   history's `labelsAdded` / `labelsRemoved`.
 
 mod answered;
+mod labels;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -127,6 +130,7 @@ impl AccountSync<'_> {
                         || cursor.last_listed_at.is_none_or(|at| {
                             (Utc::now() - at).to_std().unwrap_or_default() >= LISTING_INTERVAL
                         });
+                    labels::apply_history(store, &account.id, &changes).await?;
                     if changes.is_empty() && !listing_due {
                         store
                             .record_sync_success(&account.id, Some(&changes.history_id), false)
@@ -154,8 +158,10 @@ impl AccountSync<'_> {
     /// current up to `history_id`.
     async fn reconcile(self, full: bool, history_id: &str) -> Result<GmailSyncReport> {
         let listed_at = Utc::now();
-        let report = self.mirror_listing(full).await?;
         let (store, id) = (self.store, &self.account.id);
+        labels::refresh(store, id, self.client).await?;
+        let report = self.mirror_listing(full).await?;
+        labels::refresh_if_unknown(store, id, self.client).await?;
         store.record_listing(id, listed_at).await?;
         store
             .record_sync_success(id, Some(history_id), full)
@@ -219,7 +225,7 @@ impl AccountSync<'_> {
                     detail: e.to_string(),
                 }),
             };
-            let (mut observed, claims) = match fetched {
+            let (mut observed, claims, label_ids) = match fetched {
                 Ok(Some(observed)) => observed,
                 Ok(None) => continue,
                 Err(e) => {
@@ -249,6 +255,7 @@ impl AccountSync<'_> {
                 })?;
             }
             let outcome = store.record_draft(&observed).await?;
+            labels::keep(store, outcome.item_id, outcome.created, &label_ids).await?;
             if outcome.created {
                 report.new_items += 1;
             } else if outcome.new_version {
@@ -331,20 +338,21 @@ fn names_a_parent(raw: &[u8]) -> bool {
         })
 }
 
-/// Fetch one draft, with the Message-IDs its threading headers name; `None` when it vanished
-/// since the list.
+/// Fetch one draft, with the Message-IDs its threading headers name and its label ids; `None`
+/// when it vanished since the list.
 async fn fetch_draft(
     client: GmailClient,
     account: Account,
     draft_id: String,
-) -> Result<Option<(ObservedDraft, answered::Claims)>> {
+) -> Result<Option<(ObservedDraft, answered::Claims, Vec<String>)>> {
     let raw = match client.get_draft_raw(&draft_id).await {
         Ok(raw) => raw,
         // Sent or deleted between the list and the get: the next sync sees it gone.
         Err(countersign_gmail::Error::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    Ok(Some(observe(&account, &raw, None)))
+    let (observed, claims) = observe(&account, &raw, None);
+    Ok(Some((observed, claims, raw.label_ids)))
 }
 
 /// States in which a draft missing from Gmail means it went away behind our back. Queued and

@@ -20,20 +20,29 @@ pub(super) async fn history_list(call: Call) -> Response {
             .iter()
             .filter(|e| e.id > start)
             .filter(|e| label.is_none_or(|l| e.label_ids.iter().any(|x| x == l)))
-            .filter(|e| s.history_reports_deletions || matches!(e.change, Change::Added))
+            .filter(|e| s.history_reports_deletions || !matches!(e.change, Change::Deleted))
             .filter(|e| {
                 types.is_empty()
                     || types.iter().any(|t| match e.change {
                         Change::Added => *t == "messageAdded",
                         Change::Deleted => *t == "messageDeleted",
+                        Change::LabelsAdded(_) => *t == "labelAdded",
+                        Change::LabelsRemoved(_) => *t == "labelRemoved",
                     })
             })
             .map(|e| {
                 let m =
                     json!({"id": e.message_id, "threadId": e.thread_id, "labelIds": e.label_ids});
-                let key = match e.change {
-                    Change::Added => "messagesAdded",
-                    Change::Deleted => "messagesDeleted",
+                // `labelsAdded` / `labelsRemoved` carry the label ids changed beside the message.
+                let (key, change) = match &e.change {
+                    Change::Added => ("messagesAdded", json!({"message": m})),
+                    Change::Deleted => ("messagesDeleted", json!({"message": m})),
+                    Change::LabelsAdded(ids) => {
+                        ("labelsAdded", json!({"message": m, "labelIds": ids}))
+                    }
+                    Change::LabelsRemoved(ids) => {
+                        ("labelsRemoved", json!({"message": m, "labelIds": ids}))
+                    }
                 };
                 let messages = json!([{"id": e.message_id, "threadId": e.thread_id}]);
                 if s.history_only_messages {
@@ -41,7 +50,7 @@ pub(super) async fn history_list(call: Call) -> Response {
                     // messages in this field" — a record may say only which messages.
                     json!({"id": e.id.to_string(), "messages": messages})
                 } else {
-                    json!({"id": e.id.to_string(), "messages": messages, key: [{"message": m}]})
+                    json!({"id": e.id.to_string(), "messages": messages, key: [change]})
                 }
             })
             .collect();

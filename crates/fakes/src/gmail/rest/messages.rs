@@ -1,4 +1,4 @@
-//! `users.messages`: `list` and `get`, and the `Message` resource in each `format`
+//! `users.messages`: `list`, `get` and `modify`, and the `Message` resource in each `format`
 //! (<https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.messages>).
 
 use super::*;
@@ -139,6 +139,27 @@ pub(super) async fn messages_get(call: Call) -> Response {
             &format,
             &req.params("metadataHeaders"),
         )?))
+    })
+    .await
+}
+
+/// Body of `messages.modify` (`ModifyMessageRequest`).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ModifyBody {
+    #[serde(default)]
+    add_label_ids: Vec<String>,
+    #[serde(default)]
+    remove_label_ids: Vec<String>,
+}
+
+/// `POST …/messages/{id}/modify` (<https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.messages/modify>):
+/// add and remove labels; answers the `Message` with its ids and labels.
+pub(super) async fn messages_modify(call: Call, body: Bytes) -> Response {
+    call.run(&scopes::MESSAGES_MODIFY, |s, _| {
+        let body: ModifyBody = parse_body(&body)?;
+        let m = s.modify_labels(&call.id, &body.add_label_ids, &body.remove_label_ids)?;
+        Ok(Answer::Json(message_labels(&m)))
     })
     .await
 }

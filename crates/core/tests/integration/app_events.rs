@@ -353,3 +353,120 @@ async fn a_rules_send_of_the_draft_in_view_is_not_told_and_one_sent_beside_it_is
     );
     app.stop();
 }
+
+/// A refusal is told once, whatever happens to the app: one that restarts over the same mirror
+/// (after a crash, say) does not tell again what the one before it told, and still tells what
+/// is new. The mark is written before the notification is shown, so a crash between the two
+/// loses a notification rather than repeating one.
+#[tokio::test]
+async fn a_refusal_told_before_a_restart_is_not_told_again_after_it() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    env.muster.create_plugin("gmail-relay", false).unwrap();
+    let mut drafts = Vec::new();
+    for n in 0..3 {
+        let relayed = env
+            .muster
+            .relay_message(
+                "gmail-relay",
+                "inbox-chat",
+                "ana@example.com",
+                &format!("Question {n}"),
+                "Hi",
+            )
+            .unwrap();
+        drafts.push(
+            env.muster
+                .file_draft(&relayed.route_id, &format!("Answer {n}"))
+                .unwrap(),
+        );
+    }
+    resync(&env, &account).await;
+    let mut items = Vec::new();
+    for draft in &drafts {
+        let item = item_for(&env, draft).await.id;
+        countersign_core::decide::approve(
+            &env.store,
+            &shown(&env, item).await,
+            countersign_core::decide::UndoWindow::None,
+            "owner via test",
+            Confirmation::None,
+        )
+        .await
+        .unwrap();
+        items.push(item);
+    }
+    {
+        let dispatcher = env.dispatcher().await;
+        dispatcher.run_once().await.unwrap();
+    }
+    for draft in &drafts {
+        env.muster.claim(draft).unwrap();
+    }
+    let listener = |told: Arc<Mutex<Vec<i64>>>| -> OnEvent {
+        Arc::new(move |event| {
+            if let AppEvent::Refusal { refusal, .. } = event {
+                told.lock().unwrap().push(refusal.item_id);
+            }
+        })
+    };
+
+    let before: Arc<Mutex<Vec<i64>>> = Arc::default();
+    let first = start_app(&env, listener(before.clone())).await;
+    for draft in &drafts[..2] {
+        env.muster
+            .report_result(draft, false, Some("mailbox full"))
+            .unwrap();
+    }
+    eventually(
+        Duration::from_secs(20),
+        "both refusals are told",
+        || async {
+            let told = before.lock().unwrap();
+            told.contains(&items[0]) && told.contains(&items[1])
+        },
+    )
+    .await;
+    first.stop();
+    drop(first);
+
+    // Another app over the same file, as after a restart.
+    let reopened = countersign_core::Store::open(env.dir.path()).await.unwrap();
+    let after: Arc<Mutex<Vec<i64>>> = Arc::default();
+    let second = RunningApp::start(
+        reopened,
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            dispatch: quick_dispatch(),
+            ..AppOptions::default()
+        },
+        listener(after.clone()),
+    )
+    .await
+    .unwrap();
+    env.muster
+        .report_result(&drafts[2], false, Some("mailbox full"))
+        .unwrap();
+    // Refusals are told oldest first: by the time the new one is, the old ones would have been.
+    eventually(
+        Duration::from_secs(20),
+        "the new refusal is told",
+        || async { after.lock().unwrap().contains(&items[2]) },
+    )
+    .await;
+    assert_eq!(
+        *after.lock().unwrap(),
+        vec![items[2]],
+        "told again after the restart"
+    );
+    assert_eq!(
+        {
+            let mut told = before.lock().unwrap().clone();
+            told.sort();
+            told
+        },
+        items[..2].to_vec()
+    );
+    second.stop();
+}

@@ -392,3 +392,25 @@ async fn checkpoints_are_kept_in_the_chosen_folder_at_each_export_and_once_a_day
         .await;
     assert_eq!(named.status.code(), Some(1), "{}", named.stdout);
 }
+
+/// A row whose hash and seal are cleared with `sqlite3`, then the mirror opened again and
+/// written to (a setting saved, which appends an audit row after it): opening does not
+/// re-chain or re-seal the cleared row, and `audit verify` names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_whose_hash_is_cleared_stays_named_after_the_mirror_is_reopened_and_written() {
+    let (cli, _gmail) = real_history().await;
+    let checkpoint = keep_checkpoint(&cli).await;
+    sqlite3(
+        &cli,
+        "UPDATE audit_log SET row_hash = NULL, mac = NULL WHERE id = 3",
+    );
+    cli.exec(&["settings", "set", "undo-window", "5"])
+        .await
+        .ok();
+    let after = cli
+        .exec(&["audit", "verify", "--checkpoint", &checkpoint])
+        .await;
+    assert_eq!(after.status.code(), Some(1), "{}", after.stdout);
+    assert!(after.stdout.contains("row 3"), "{}", after.stdout);
+    assert!(!after.stdout.contains("intact"), "{}", after.stdout);
+}

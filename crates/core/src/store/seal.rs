@@ -305,7 +305,8 @@ pub(crate) async fn open_seal(store: &super::Store, keys: &RecordKeyStore) -> Re
             Some(b) => format!("their hash chain did not hold: {}", b.problem),
         };
         format!(
-            "the first {legacy} rows were written before the record was sealed and were sealed              as they stood on {now}; {chain}"
+            "the first {legacy} rows were written before the record was sealed and were sealed \
+             as they stood on {now}; {chain}"
         )
     });
     let mirror_id = uuid::Uuid::new_v4().to_string();

@@ -108,6 +108,13 @@ MUTANTS = [
         CORE + ["rules"],
     ),
     (
+        "rules: an armed rule that is edited keeps deciding (not back in shadow)",
+        "crates/core/src/store/rules.rs",
+        "UPDATE rules SET version = ?, definition = ?, mode = 'shadow', updated_at = ?",
+        "UPDATE rules SET version = ?, definition = ?, updated_at = ?",
+        CORE + ["rules::"],
+    ),
+    (
         "rules: a safety flag does not hold a draft from an armed rule",
         "crates/core/src/rules/guard.rs",
         "        reasons.push(flag.explanation.clone());",

@@ -253,7 +253,7 @@ pub async fn arm(
     let record = recorded(store, rule_id).await?;
     if record.lines.is_empty() && confirmation != ArmConfirmation::NoRecord {
         return Err(crate::Error::NeedsConfirmation {
-            action: format!("arm rule {rule_id}"),
+            action: format!("arm the rule “{}”", rule.definition.name),
             cautions: vec![NO_RECORD.to_string()],
         });
     }

@@ -1017,7 +1017,7 @@ async fn an_edited_rule_starts_a_fresh_record_and_arming_an_empty_record_asks() 
     .unwrap_err();
     match &refused {
         Error::NeedsConfirmation { action, cautions } => {
-            assert_eq!(action, &format!("arm rule {}", rule.id));
+            assert_eq!(action, &format!("arm the rule “{}”", rule.definition.name));
             assert!(cautions[0].contains("has no record"), "{cautions:?}");
         }
         other => panic!("arming with no record asks first, got {other:?}"),
@@ -1212,4 +1212,44 @@ async fn outside_the_organisation_holds_a_rule_unless_the_rule_itself_names_wher
         .and_then(|e| e.held)
         .unwrap_or_default();
     assert!(held.contains("outside your organisation"), "{held}");
+}
+
+/// Editing an armed rule makes a new version of it that goes back to shadow: it stops deciding
+/// until the owner arms it again, and a draft it matches meanwhile is only recorded.
+#[tokio::test]
+async fn an_armed_rule_that_is_edited_goes_back_to_shadow_and_decides_nothing() {
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    settle_now(&env).await;
+    let rule_id = armed(&env, &approve_within_example()).await;
+    let before = env.store.rule(rule_id).await.unwrap();
+    let edited = env
+        .store
+        .edit_rule(
+            rule_id,
+            &RuleDefinition {
+                name: "Invoices, widened".into(),
+                ..approve_within_example()
+            },
+            THE_OWNER,
+        )
+        .await
+        .unwrap();
+    assert_eq!(edited.mode, RuleMode::Shadow);
+    assert!(edited.version > before.version, "a new version");
+
+    let item_id = file_and_sync(&env, &account, 1, &reply(1, "The invoice.")).await;
+    let dispatcher = env.dispatcher().await;
+    let report = dispatcher.run_once().await.unwrap();
+    assert!(report.rules.decided.is_empty(), "{:?}", report.rules);
+    let evaluations = env.store.evaluations_for_item(item_id).await.unwrap();
+    assert_eq!(evaluations.len(), 1, "the edited rule judged it, in shadow");
+    assert!(!evaluations[0].armed);
+    assert!(env
+        .store
+        .decisions_for_item(item_id)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(env.gmail.sent_messages().is_empty());
 }

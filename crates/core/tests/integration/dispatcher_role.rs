@@ -102,3 +102,100 @@ async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets
     assert_eq!(env.gmail.request_count("drafts.send"), 1);
     assert_eq!(env.gmail.sent_messages().len(), 1);
 }
+
+/// Only the process holding the dispatcher role runs the rules: an app that does not hold it
+/// judges nothing (no record, no decision) however many passes it makes, and judges the draft
+/// as soon as the role is its own.
+#[tokio::test]
+async fn only_the_dispatching_process_runs_the_rules() {
+    use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
+    use countersign_core::store::RuleMode;
+
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let mut settings = env.store.settings().await.unwrap();
+    settings.rule_settle_secs = 0;
+    settings.undo_window_secs = 0;
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
+    let rule = env
+        .store
+        .add_rule(
+            &RuleDefinition {
+                name: "Replies within example.com".into(),
+                scope: Default::default(),
+                conditions: Conditions {
+                    recipients_within: vec!["example.com".into()],
+                    ..Conditions::default()
+                },
+                action: RuleAction::Approve,
+                daily_cap: None,
+            },
+            "owner via test",
+        )
+        .await
+        .unwrap();
+    env.store
+        .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
+        .await
+        .unwrap();
+    let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);
+    let draft = env
+        .gmail
+        .file_draft(&reply(1, "It is 40 EUR."), Some(&thread));
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+
+    let other = env.dispatcher().await;
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let app = RunningApp::start(
+        env.store.clone(),
+        env.services.clone(),
+        env.dir.path(),
+        AppOptions {
+            dispatch: quick_dispatch(),
+            dispatch_tick: Duration::from_millis(20),
+            ..AppOptions::default()
+        },
+        Arc::new(move |event| {
+            let _ = tx.send(event);
+        }),
+    )
+    .await
+    .unwrap();
+    passes_after(&app, 5).await;
+    assert!(!app.is_dispatcher());
+    assert!(
+        env.store
+            .evaluations_for_item(item.id)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a process without the role judged the draft"
+    );
+    assert!(env
+        .store
+        .decisions_for_item(item.id)
+        .await
+        .unwrap()
+        .is_empty());
+
+    drop(other);
+    heard(&mut events, "the app becomes the dispatcher", |event| {
+        matches!(event, AppEvent::DispatcherRole { dispatcher: true })
+    })
+    .await;
+    heard(
+        &mut events,
+        "the rule's approval is sent",
+        |event| match event {
+            AppEvent::ItemsChanged(changed) => changed
+                .items
+                .iter()
+                .any(|row| row.id == item.id && row.state == ItemState::Sent),
+            _ => false,
+        },
+    )
+    .await;
+    stop_and_wait(&app).await;
+    assert_eq!(env.gmail.send_requests(&draft.id), 1);
+}

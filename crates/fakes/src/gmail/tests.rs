@@ -456,35 +456,37 @@ async fn the_control_routes_change_what_they_name_and_refuse_a_bad_body() {
 #[tokio::test]
 async fn going_offline_refuses_connections_for_the_time_asked() {
     let fake = fake().await;
+    // Measured from before the request: the fake cannot go offline before it gets it, so a
+    // slow answer or a slow test only makes the time seen longer, never shorter.
+    let started = std::time::Instant::now();
     let response = http()
         .post(format!("{}/_control/offline", fake.base_url()))
-        .json(&json!({"seconds": 0.5}))
+        .json(&json!({"seconds": 2}))
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 202);
     // Waits on what a client sees, not on the clock: connections are refused for a while,
-    // then answered again. (The limits only stop a hang.)
+    // then answered again. (The limits only stop a hang; two seconds offline leave a busy
+    // machine time to see the refusal.)
     let state = || async {
         http()
             .get(format!("{}/_control/state", fake.base_url()))
             .send()
             .await
     };
-    let started = std::time::Instant::now();
     loop {
         match state().await {
             Err(e) if e.is_connect() => break,
-            _ => assert!(started.elapsed() < Duration::from_secs(5), "never refused"),
+            _ => assert!(started.elapsed() < Duration::from_secs(2), "never refused"),
         }
     }
     while state().await.is_err() {
-        assert!(started.elapsed() < Duration::from_secs(10), "never back");
+        assert!(started.elapsed() < Duration::from_secs(20), "never back");
     }
-    // Back after the half second asked for, not before (a lower bound: a busy machine only
-    // makes it later).
+    // Back after the two seconds asked for, not before.
     assert!(
-        started.elapsed() >= Duration::from_millis(450),
+        started.elapsed() >= Duration::from_secs(2),
         "{:?}",
         started.elapsed()
     );

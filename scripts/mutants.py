@@ -64,11 +64,11 @@ MUTANTS = [
         CORE + ["outbox"],
     ),
     (
-        "binding: the dispatcher sends bytes that no longer hash to what was reviewed",
+        "binding: the dispatcher sends bytes changed in the file beside an unchanged digest",
         "crates/core/src/outbox/gmail.rs",
+        "        if hex::encode(Sha256::digest(bytes)) != self.decision.digest\n            || version.sha256 != self.decision.digest\n        {",
         "        if version.sha256 != self.decision.digest {",
-        "        if version.sha256.is_empty() {",
-        CLI + ["sealed"],
+        CORE + ["outbox::bytes_changed"],
     ),
     (
         "record: the dispatcher sends a decision the sealed record does not vouch for",

@@ -302,12 +302,18 @@ impl GmailDispatch<'_> {
             .store
             .version(self.decision.item_id, &self.decision.version)
             .await?;
-        if version.sha256 != self.decision.digest {
+        // The bytes themselves against the digest the (sealed) decision bound to — not the
+        // digest stored beside them, which whoever changes the bytes in the file can change too.
+        let bytes = version.content.bytes();
+        if hex::encode(Sha256::digest(bytes)) != self.decision.digest
+            || version.sha256 != self.decision.digest
+        {
             return Err(Error::Corrupt(
-                "the reviewed version's bytes no longer match their digest".into(),
+                "the bytes you approved were changed in the mirror file since: nothing was sent"
+                    .into(),
             ));
         }
-        Ok(version.content.bytes().to_vec())
+        Ok(bytes.to_vec())
     }
 
     pub(super) async fn reviewed_message_id(&self) -> Result<Option<String>> {

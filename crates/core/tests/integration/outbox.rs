@@ -987,3 +987,35 @@ async fn one_account_offline_does_not_hold_up_another_that_sends() {
     assert_eq!(env.gmail.send_requests(&gmail_draft.id), 1);
     assert_eq!(decides(), 1);
 }
+
+/// Someone with the file changes the bytes of a version the owner approved, leaving the digest
+/// stored beside them as it was: the dispatcher hashes the bytes themselves against what the
+/// decision bound to, sends nothing, and tells the owner why.
+#[tokio::test]
+async fn bytes_changed_in_the_mirror_file_after_approval_are_never_sent() {
+    use sqlx::Connection;
+    let (env, account) = gmail_env().await;
+    let draft = env.gmail.file_draft(&reply(1, "It is 40 EUR."), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    approve_now(&env, item.id).await;
+
+    let url = format!("sqlite://{}", env.store.path().display());
+    let mut outsider = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query("UPDATE draft_versions SET content = ? WHERE item_id = ?")
+        .bind(reply(1, "It is 4000 EUR, wired to the account below.").as_slice())
+        .bind(item.id)
+        .execute(&mut outsider)
+        .await
+        .unwrap();
+    outsider.close().await.unwrap();
+
+    let dispatcher = env.dispatcher().await;
+    let report = dispatcher.run_once().await.unwrap();
+    assert_eq!(env.gmail.send_requests(&draft.id), 0, "{report:?}");
+    assert!(env.gmail.sent_messages().is_empty());
+    let decision = &env.store.decisions_for_item(item.id).await.unwrap()[0];
+    assert!(decision.state.is_final(), "{decision:?}");
+    let why = decision.outcome_detail.clone().unwrap_or_default();
+    assert!(why.contains("changed in the mirror file"), "{why}");
+}

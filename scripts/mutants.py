@@ -61,7 +61,7 @@ MUTANTS = [
         "crates/core/src/outbox/muster.rs",
         "None if draft.updated_at == decision.version => {",
         "None if !draft.updated_at.is_empty() => {",
-        CORE + ["outbox"],
+        CORE + ["muster_truth::a_decide_that_did_not_land"],
     ),
     (
         "binding: the dispatcher sends bytes changed in the file beside an unchanged digest",

@@ -364,3 +364,38 @@ async fn a_lost_decide_whose_draft_muster_now_shows_in_an_unknown_state_stays_un
     assert!(!detail.contains("decided elsewhere"), "{detail}");
     assert_ne!(item_for(&env, &draft).await.state, ItemState::Conflict);
 }
+
+/// A decide muster answered with a 503 (did it land? the look-up will say), and meanwhile
+/// muster shows the draft at another version: the look-up ends the decision as changed. The
+/// decide is not sent again — that would decide a version the owner never saw.
+#[tokio::test]
+async fn a_decide_that_did_not_land_is_not_sent_again_once_the_draft_changed() {
+    let env = Env::new().await;
+    let account = env.connect_muster().await;
+    let (_, draft) = relayed(&env).await;
+    resync(&env, &account).await;
+    let item = item_for(&env, &draft).await;
+    approve_now(&env, item.id).await;
+    env.muster
+        .fail_next("POST", "/api/plugin/drafts/*/decide", 1, 503);
+    let dispatcher = env.dispatcher().await;
+    let report = dispatcher.run_once().await.unwrap();
+    assert_eq!(report.ended(OutcomeKind::Uncertain).len(), 1, "{report:?}");
+    let decide_path = format!("/api/plugin/drafts/{draft}/decide");
+    let decides = env.muster.count_requests("POST", &decide_path);
+
+    env.muster
+        .write_draft_oddly(
+            &draft,
+            serde_json::json!({"updatedAt": "2026-12-31T23:59:59.000001Z"}),
+            &[],
+        )
+        .unwrap();
+    let look_at = env.store.list_decisions(DecisionFilter::All).await.unwrap()[0]
+        .next_attempt_at
+        .expect("an uncertain decision has a time for its next look");
+    let report = dispatcher.run_as_of(look_at).await.unwrap();
+    assert_eq!(report.ended(OutcomeKind::Conflict).len(), 1, "{report:?}");
+    assert_eq!(env.muster.count_requests("POST", &decide_path), decides);
+    assert_eq!(env.muster.draft(&draft).unwrap()["state"], "pending");
+}

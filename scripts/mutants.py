@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CORE = ["-p", "countersign-core", "--test", "integration"]
 CLI = ["-p", "countersign-cli", "--test", "cli"]
+LIB = ["-p", "countersign-core", "--lib"]
 
 # (name, file, the exact text to replace (once in the file), its replacement, cargo test args)
 MUTANTS = [
@@ -161,7 +162,7 @@ MUTANTS = [
         "crates/core/src/rules/mod.rs",
         "        if account != draft.account_id {",
         "        if account.is_empty() {",
-        CORE + ["rules"],
+        LIB + ["rules::"],
     ),
     (
         "rules: a label-scoped rule decides drafts without the label",
@@ -175,7 +176,7 @@ MUTANTS = [
         "crates/core/src/rules/mod.rs",
         "    if conditions.no_cc_or_bcc && !(view.cc.is_empty() && view.bcc.is_empty()) {",
         "    if conditions.no_cc_or_bcc && !(view.cc.is_empty() || view.bcc.is_empty()) {",
-        CORE + ["rules"],
+        LIB + ["rules::"],
     ),
 ]
 

@@ -173,7 +173,7 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
                     .await
                     .map(|s| s.hold_everything)
                     .unwrap_or(false);
-                if let Err(error) = crate::commands::hold_everything(store, !on).await {
+                if let Err(error) = crate::commands::settings::hold_everything(store, !on).await {
                     tracing::warn!(error = %error.message, "cannot switch Hold everything from the tray");
                 }
                 // The status bar shows the switch and taken-back rows changed: reload.

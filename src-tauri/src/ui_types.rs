@@ -31,20 +31,20 @@ fn export_all(dir: &Path) {
     countersign_core::decide::BulkOutcome::export_all(&cfg).unwrap();
     countersign_core::selection::SelectionSummary::export_all(&cfg).unwrap();
     countersign_core::store::ShownPart::export_all(&cfg).unwrap();
-    crate::commands::AppStatus::export_all(&cfg).unwrap();
-    crate::commands::SavedAttachment::export_all(&cfg).unwrap();
-    crate::commands::AttachmentView::export_all(&cfg).unwrap();
-    crate::commands::AccountStatus::export_all(&cfg).unwrap();
+    crate::commands::settings::AppStatus::export_all(&cfg).unwrap();
+    crate::commands::review::SavedAttachment::export_all(&cfg).unwrap();
+    crate::commands::review::AttachmentView::export_all(&cfg).unwrap();
+    crate::commands::settings::AccountStatus::export_all(&cfg).unwrap();
     crate::error::UiError::export_all(&cfg).unwrap();
     countersign_core::app::ItemsChanged::export_all(&cfg).unwrap();
     countersign_core::store::PageStart::export_all(&cfg).unwrap();
-    crate::commands::QueueView::export_all(&cfg).unwrap();
+    crate::commands::queue::QueueView::export_all(&cfg).unwrap();
     crate::events::Reachability::export_all(&cfg).unwrap();
     crate::events::RefusalNotice::export_all(&cfg).unwrap();
     crate::events::OpenItem::export_all(&cfg).unwrap();
-    crate::commands::RuleView::export_all(&cfg).unwrap();
+    crate::commands::rules::RuleView::export_all(&cfg).unwrap();
     countersign_core::rules::RuleDefinition::export_all(&cfg).unwrap();
-    crate::rule_commands::RuleTest::export_all(&cfg).unwrap();
+    crate::commands::rules::RuleTest::export_all(&cfg).unwrap();
     countersign_core::store::MirroredLabel::export_all(&cfg).unwrap();
     write_index(dir);
 }

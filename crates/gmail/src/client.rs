@@ -12,11 +12,16 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
 
-use crate::error::{self, Error, Result};
+use crate::error::{Error, Result};
 use crate::quota::{Method, QuotaLimiter, DEFAULT_UNITS_PER_SECOND};
 use crate::retry::RetryPolicy;
 use crate::token::TokenSource;
 use crate::wire;
+
+mod transfer;
+
+pub(crate) use transfer::read_answer;
+use transfer::{progressing_body, read_answer_with_progress, watch_idle, Progress};
 
 /// Gmail's API base for the signed-in user.
 pub const GOOGLE_API_BASE: &str = "https://gmail.googleapis.com/gmail/v1/users/me";
@@ -59,9 +64,6 @@ pub const DEFAULT_JSON_BODY_LIMIT: usize = 4_000_000;
 /// think for a while between the last byte of a large send and its answer), while a dead link
 /// is still noticed within a minute.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Transfers move in pieces of this size; each piece taken by the connection is progress.
-const TRANSFER_PIECE: usize = 64 * 1024;
 
 impl Default for ClientConfig {
     fn default() -> Self {
@@ -423,59 +425,6 @@ impl GmailClient {
     }
 }
 
-/// When a transfer last moved a byte.
-#[derive(Clone)]
-struct Progress(Arc<std::sync::Mutex<tokio::time::Instant>>);
-
-impl Progress {
-    fn new() -> Self {
-        Progress(Arc::new(std::sync::Mutex::new(tokio::time::Instant::now())))
-    }
-
-    fn moved(&self) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = tokio::time::Instant::now();
-    }
-
-    fn last(&self) -> tokio::time::Instant {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// `bytes` as a request body handed over in [`TRANSFER_PIECE`]s: the connection takes the
-/// next piece only once it has room, so taking one is progress on the wire.
-fn progressing_body(bytes: Vec<u8>, progress: Progress) -> reqwest::Body {
-    let bytes = Arc::new(bytes);
-    let len = bytes.len();
-    let pieces = (0..len).step_by(TRANSFER_PIECE).map(move |start| {
-        progress.moved();
-        Ok::<_, std::io::Error>(bytes[start..(start + TRANSFER_PIECE).min(len)].to_vec())
-    });
-    reqwest::Body::wrap_stream(futures_util::stream::iter(pieces))
-}
-
-/// Run `transfer` until it ends, or until `idle` has passed without progress: a link that
-/// died mid-transfer (no reset, no byte) ends here as "uncertain", like a timeout, while one
-/// that keeps moving, however slowly, is never cut.
-async fn watch_idle<T>(
-    method: &'static str,
-    progress: &Progress,
-    idle: Duration,
-    transfer: impl std::future::Future<Output = Result<T>>,
-) -> Result<T> {
-    tokio::pin!(transfer);
-    loop {
-        tokio::select! {
-            done = &mut transfer => return done,
-            _ = tokio::time::sleep_until(progress.last() + idle) => {
-                if progress.last() + idle <= tokio::time::Instant::now() {
-                    tracing::debug!(method, idle_ms = idle.as_millis() as u64, "gmail transfer stalled");
-                    return Err(Error::Transport { request_sent: true });
-                }
-            }
-        }
-    }
-}
-
 /// A token for the next Gmail request. A network failure while refreshing it happened before
 /// the Gmail request existed, so for the caller that request was certainly not sent (a send
 /// must not become "uncertain" because the token endpoint dropped a connection).
@@ -494,61 +443,6 @@ pub(crate) fn upload_base_for(api_base: &str) -> String {
     match api_base.find("/gmail/v1/") {
         Some(at) => format!("{}/upload{}", &api_base[..at], &api_base[at..]),
         None => format!("{api_base}/upload"),
-    }
-}
-
-/// Read an answer: the body on success, a typed error otherwise.
-pub(crate) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>> {
-    read_answer_with_progress(response, None).await
-}
-
-/// [`read_answer`], recording each piece of the body that arrives in `progress`.
-async fn read_answer_with_progress(
-    mut response: reqwest::Response,
-    progress: Option<&Progress>,
-) -> Result<Vec<u8>> {
-    let status = response.status().as_u16();
-    let www_authenticate = response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let retry_after_header = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| error::parse_retry_after_header(v, chrono::Utc::now()));
-    let body = match progress {
-        None => response
-            .bytes()
-            .await
-            .map_err(|e| Error::from_reqwest(&e))?
-            .to_vec(),
-        Some(progress) => {
-            let mut body = Vec::new();
-            while let Some(piece) = response
-                .chunk()
-                .await
-                .map_err(|e| Error::from_reqwest(&e))?
-            {
-                progress.moved();
-                body.extend_from_slice(&piece);
-            }
-            body
-        }
-    };
-    if (200..300).contains(&status) {
-        Ok(body)
-    } else {
-        Err(
-            match error::from_response(status, www_authenticate.as_deref(), &body) {
-                // The time in Google's message wins; the header is the fallback.
-                Error::RateLimited { retry_after: None } => Error::RateLimited {
-                    retry_after: retry_after_header,
-                },
-                other => other,
-            },
-        )
     }
 }
 

@@ -5,6 +5,7 @@
 //! could hide, reveal, move, cover or add text becomes an `unverifiable_styling` finding,
 //! instead of being skipped as a list of known tricks would skip it.
 
+mod allowed;
 pub(crate) mod inline;
 pub(crate) mod judge;
 pub(crate) mod media;

@@ -1,4 +1,7 @@
-use super::*;
+use countersign_core::{ItemState, Source};
+
+use super::queue::QueueFilter;
+use super::review::reject_reasons;
 
 #[test]
 fn a_queue_filter_reads_the_ui_names_of_states_and_sources() {

@@ -27,17 +27,24 @@ use super::state::{Change, State as Mailbox, StoredMessage};
 use super::Shared;
 use crate::server::DropConnection;
 
+mod drafts;
 mod history;
 mod labels;
 mod messages;
 mod profile;
 mod threads;
+mod upload;
 
+use drafts::{
+    drafts_create, drafts_delete, drafts_get, drafts_list, drafts_send, drafts_send_upload,
+    drafts_update, drafts_update_upload,
+};
 use history::history_list;
 use labels::labels_list;
 use messages::{message_json, messages_get, messages_list, messages_modify};
 use profile::profile;
 use threads::threads_get;
+use upload::{parse_metadata, upload_parts};
 
 /// What the handlers need of a request besides path and body.
 pub(crate) struct Req {
@@ -322,36 +329,6 @@ pub(crate) fn encode_raw(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE.encode(bytes)
 }
 
-/// The message of a `drafts.create` or `drafts.update` body.
-struct DraftMessage {
-    /// Its raw bytes (required).
-    raw: Vec<u8>,
-    /// The thread it names.
-    thread: Option<String>,
-    /// The labels it asks for (`message.labelIds`).
-    labels: Vec<String>,
-}
-
-fn draft_message(body: &[u8]) -> Result<DraftMessage, ApiError> {
-    let body: DraftBody = parse_body(body)?;
-    let message = body.message.unwrap_or_default();
-    let raw = message
-        .raw
-        .ok_or_else(|| ApiError::invalid("Missing draft message"))?;
-    let raw = decode_raw(&raw).ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))?;
-    Ok(DraftMessage {
-        raw,
-        thread: message.thread_id,
-        labels: message.label_ids,
-    })
-}
-
-/// A `Draft` resource as `drafts.create` and `drafts.update` answer it: the id and the
-/// message's ids and labels.
-fn draft_resource(id: &str, m: &StoredMessage) -> Answer {
-    Answer::Json(json!({"id": id, "message": message_labels(m)}))
-}
-
 fn message_ref(m: &StoredMessage) -> Value {
     json!({"id": m.id, "threadId": m.thread_id})
 }
@@ -375,131 +352,6 @@ fn page(req: &Req, total: usize) -> Result<(usize, usize), ApiError> {
         None => 0,
     };
     Ok((start.min(total), max))
-}
-
-async fn drafts_list(call: Call) -> Response {
-    call.run(&scopes::DRAFTS_LIST, |s, req| {
-        let all = s.drafts_newest_first();
-        let (start, max) = page(req, all.len())?;
-        let end = (start + max).min(all.len());
-        let drafts: Vec<Value> = all[start..end]
-            .iter()
-            .map(|(id, m)| json!({"id": id, "message": message_ref(m)}))
-            .collect();
-        let mut v = json!({"resultSizeEstimate": all.len()});
-        if !drafts.is_empty() {
-            v["drafts"] = json!(drafts);
-        }
-        if end < all.len() {
-            v["nextPageToken"] = json!(end.to_string());
-        }
-        Ok(Answer::Json(v))
-    })
-    .await
-}
-
-async fn drafts_get(call: Call) -> Response {
-    call.run(&scopes::DRAFTS_GET, |s, req| {
-        let draft = s
-            .drafts
-            .get(&call.id)
-            .ok_or_else(|| s.missing_draft(&call.id))?;
-        let m = s
-            .messages
-            .get(&draft.message_id)
-            .ok_or_else(ApiError::not_found)?;
-        let format = req.param("format").unwrap_or("full").to_ascii_lowercase();
-        let message = if format == "minimal" {
-            message_labels(m)
-        } else {
-            message_json(m, &format, &req.params("metadataHeaders"))?
-        };
-        Ok(Answer::Json(json!({"id": call.id, "message": message})))
-    })
-    .await
-}
-
-async fn drafts_create(call: Call, body: Bytes) -> Response {
-    call.run(&scopes::DRAFTS_CREATE, |s, _| {
-        let DraftMessage {
-            raw,
-            thread,
-            labels,
-        } = draft_message(&body)?;
-        s.check_labels(&labels)?;
-        let (id, m) = s.create_draft_with_labels(raw, thread, labels);
-        Ok(draft_resource(&id, &m))
-    })
-    .await
-}
-
-async fn drafts_update(call: Call, body: Bytes) -> Response {
-    call.run(&scopes::DRAFTS_UPDATE, |s, _| {
-        if body.len() > s.json_body_limit {
-            return Err(ApiError::payload_too_large(s.json_body_limit));
-        }
-        let DraftMessage {
-            raw,
-            thread,
-            labels,
-        } = draft_message(&body)?;
-        s.check_labels(&labels)?;
-        let m = s.update_draft_by_api(&call.id, raw, thread, labels)?;
-        Ok(draft_resource(&call.id, &m))
-    })
-    .await
-}
-
-async fn drafts_delete(call: Call) -> Response {
-    call.run(&scopes::DRAFTS_DELETE, |s, _| {
-        s.delete_draft(&call.id)?;
-        Ok(Answer::Empty)
-    })
-    .await
-}
-
-async fn drafts_send(call: Call, body: Bytes) -> Response {
-    call.run(&scopes::DRAFTS_SEND, |s, _| {
-        if body.len() > s.json_body_limit {
-            return Err(ApiError::payload_too_large(s.json_body_limit));
-        }
-        let body: DraftBody = parse_body(&body)?;
-        let raw = match body.message.as_ref().and_then(|m| m.raw.as_deref()) {
-            Some(text) => Some(
-                decode_raw(text)
-                    .ok_or_else(|| ApiError::invalid("Invalid value for ByteString"))?,
-            ),
-            None => None,
-        };
-        send(s, body, raw)
-    })
-    .await
-}
-
-/// `POST /upload/gmail/v1/users/{userId}/drafts/send`: the Draft resource and the message
-/// uploaded as media (see [`upload_parts`]).
-async fn drafts_send_upload(call: Call, headers: axum::http::HeaderMap, body: Bytes) -> Response {
-    call.run(&scopes::DRAFTS_SEND, |s, req| {
-        let (draft, media) = upload_parts(req, &headers, &body)?;
-        let draft: DraftBody = parse_metadata(draft)?;
-        send(s, draft, Some(media))
-    })
-    .await
-}
-
-/// `PUT /upload/gmail/v1/users/{userId}/drafts/{id}`: drafts.update with the message as media,
-/// like [`drafts_send_upload`]. Without a `threadId` in the metadata (always so for
-/// `uploadType=media`) the draft starts a thread of its own.
-async fn drafts_update_upload(call: Call, headers: axum::http::HeaderMap, body: Bytes) -> Response {
-    call.run(&scopes::DRAFTS_UPDATE, |s, req| {
-        let (draft, media) = upload_parts(req, &headers, &body)?;
-        let draft: DraftBody = parse_metadata(draft)?;
-        let message = draft.message.unwrap_or_default();
-        s.check_labels(&message.label_ids)?;
-        let m = s.update_draft_by_api(&call.id, media, message.thread_id, message.label_ids)?;
-        Ok(draft_resource(&call.id, &m))
-    })
-    .await
 }
 
 /// `POST /gmail/v1/users/{userId}/messages/send`: a Message resource (`raw`, `threadId`) sent
@@ -531,98 +383,6 @@ async fn messages_send_upload(call: Call, headers: axum::http::HeaderMap, body: 
         Ok(Answer::Json(message_labels(&sent)))
     })
     .await
-}
-
-/// The resource of an upload's metadata part; an upload without one (`uploadType=media`)
-/// carries an empty resource.
-fn parse_metadata<T: for<'de> Deserialize<'de> + Default>(
-    metadata: Option<Vec<u8>>,
-) -> Result<T, ApiError> {
-    metadata.map_or_else(|| Ok(T::default()), |json| parse_body(&json))
-}
-
-/// Whether `content_type` names one of `essence` (`application/json`) or, with a `/*`
-/// ending, one of its family (`message/*`), parameters aside.
-fn is_type(content_type: &str, essence: &str) -> bool {
-    let kind = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    match essence.strip_suffix("/*") {
-        Some(family) => kind
-            .split_once('/')
-            .is_some_and(|(top, sub)| top == family && !sub.is_empty()),
-        None => kind == essence,
-    }
-}
-
-/// The metadata JSON (if any) and the message of an upload, as Google's upload guide describes
-/// them (<https://developers.google.com/workspace/gmail/api/guides/uploads>):
-/// - `uploadType=media`: the body is the message itself, its `Content-Type` one the method
-///   accepts (`message/*`: the discovery document's `mediaUpload.accept` of every Gmail
-///   upload method); there is no metadata.
-/// - `uploadType=multipart`: a `multipart/related` body of the resource's metadata
-///   (`Content-Type: application/json`) and then the media (`message/*`).
-///
-/// A media type the method does not take answers Google's 400 ("Media type '…' is not
-/// supported. Valid media types: [message/*]"). A metadata part that is not JSON answers the
-/// same 400 shape; Google documents no text for that case, so the message is the fake's own.
-/// Resumable uploads are not served by the fake.
-fn upload_parts(
-    req: &Req,
-    headers: &axum::http::HeaderMap,
-    body: &[u8],
-) -> Result<(Option<Vec<u8>>, Vec<u8>), ApiError> {
-    let content_type = headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let (metadata, media) = match req.param("uploadType") {
-        Some("media") => {
-            if !is_type(content_type, "message/*") {
-                return Err(ApiError::unsupported_media(content_type));
-            }
-            (None, body.to_vec())
-        }
-        Some("multipart") => {
-            let (metadata, media) = mime::related_parts(content_type, body)
-                .ok_or_else(|| ApiError::invalid("Invalid multipart request"))?;
-            if !is_type(&metadata.content_type, "application/json") {
-                return Err(
-                    ApiError::unsupported_media(&metadata.content_type).with_message(format!(
-                        "Metadata part has media type '{}'; it must be application/json",
-                        metadata.content_type
-                    )),
-                );
-            }
-            if !is_type(&media.content_type, "message/*") {
-                return Err(ApiError::unsupported_media(&media.content_type));
-            }
-            (Some(metadata.content), media.content)
-        }
-        other => {
-            return Err(ApiError::invalid(format!(
-                "Invalid upload type '{}': this fake serves uploadType=media and multipart",
-                other.unwrap_or_default()
-            )))
-        }
-    };
-    if media.len() > super::MAX_UPLOAD_BYTES {
-        return Err(ApiError::payload_too_large(super::MAX_UPLOAD_BYTES));
-    }
-    Ok((metadata, media))
-}
-
-fn send(s: &mut Mailbox, body: DraftBody, raw: Option<Vec<u8>>) -> Result<Answer, ApiError> {
-    let id = body
-        .id
-        .filter(|i| !i.is_empty())
-        .ok_or_else(|| ApiError::invalid("Invalid draft"))?;
-    let thread = body.message.and_then(|m| m.thread_id);
-    let sent = s.send_draft_by_api(&id, raw, thread)?;
-    Ok(Answer::Json(message_labels(&sent)))
 }
 
 /// How an answer is held back after its change is made.

@@ -35,7 +35,7 @@ MUTANTS = [
     # --- the binding: what is decided is the version the owner saw ---------------------------
     (
         "binding: the store queues a decision on a version other than the one shown",
-        "crates/core/src/store/decisions.rs",
+        "crates/core/src/store/decisions/enqueue.rs",
         "if current_version != new.version || digest.as_deref() != Some(new.digest.as_str()) {",
         "if false {",
         CORE + ["binding", "store::"],
@@ -73,7 +73,7 @@ MUTANTS = [
     ),
     (
         "record: the dispatcher sends a decision the sealed record does not vouch for",
-        "crates/core/src/store/decisions.rs",
+        "crates/core/src/store/decisions/claim.rs",
         "        if let Some(why) = unsendable {",
         "        if let Some(why) = unsendable.filter(|_| false) {",
         CLI + ["sealed"],
@@ -95,7 +95,7 @@ MUTANTS = [
     ),
     (
         "state: an item that cannot be decided (sent, rejected) is decided again",
-        "crates/core/src/store/decisions.rs",
+        "crates/core/src/store/decisions/enqueue.rs",
         "            .check_decidable(new.kind)\n            .map_err(|why| Error::refused(&action, why))?;",
         "            .check_decidable(new.kind)\n            .map_err(|why| Error::refused(&action, why))\n            .ok();",
         CORE + ["actions", "store", "outbox"],
@@ -103,7 +103,7 @@ MUTANTS = [
     # --- rules: guards no rule may lift, and the owner's word over a rule's -----------------
     (
         "rules: an Undo (or rejection) of a version does not stop a rule deciding it again",
-        "crates/core/src/store/decisions.rs",
+        "crates/core/src/store/decisions/enqueue.rs",
         "        if by_rule && vetoed_in(&mut tx, new.item_id, &new.version).await? {",
         "        if by_rule && vetoed_in(&mut tx, new.item_id, &new.version).await? && !by_rule {",
         CORE + ["rules"],

@@ -90,9 +90,9 @@ async fn a_decision_is_announced_at_once_with_the_changed_row_and_so_is_its_disp
     app.stop();
 }
 
-#[tokio::test]
-async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off() {
-    let env = Env::new().await;
+/// Three muster replies, approved and handed to muster, which the plugin has claimed to send:
+/// each refusal reported from here on is one to tell the owner. Their draft and item ids.
+async fn three_approved_replies_the_plugin_claimed(env: &Env) -> (Vec<String>, Vec<i64>) {
     let account = env.connect_muster().await;
     env.muster.create_plugin("gmail-relay", false).unwrap();
     let mut drafts = Vec::new();
@@ -113,13 +113,13 @@ async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off
                 .unwrap(),
         );
     }
-    resync(&env, &account).await;
+    resync(env, &account).await;
     let mut items = Vec::new();
     for draft in &drafts {
-        let item = item_for(&env, draft).await.id;
+        let item = item_for(env, draft).await.id;
         countersign_core::decide::approve(
             &env.store,
-            &shown(&env, item).await,
+            &shown(env, item).await,
             countersign_core::decide::UndoWindow::None,
             "owner via test",
             Confirmation::None,
@@ -135,6 +135,13 @@ async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off
     for draft in &drafts {
         env.muster.claim(draft).unwrap();
     }
+    (drafts, items)
+}
+
+#[tokio::test]
+async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off() {
+    let env = Env::new().await;
+    let (drafts, items) = three_approved_replies_the_plugin_claimed(&env).await;
     let notified: Arc<Mutex<Vec<i64>>> = Arc::default();
     let app = start_app(&env, {
         let notified = notified.clone();
@@ -361,48 +368,7 @@ async fn a_rules_send_of_the_draft_in_view_is_not_told_and_one_sent_beside_it_is
 #[tokio::test]
 async fn a_refusal_told_before_a_restart_is_not_told_again_after_it() {
     let env = Env::new().await;
-    let account = env.connect_muster().await;
-    env.muster.create_plugin("gmail-relay", false).unwrap();
-    let mut drafts = Vec::new();
-    for n in 0..3 {
-        let relayed = env
-            .muster
-            .relay_message(
-                "gmail-relay",
-                "inbox-chat",
-                "ana@example.com",
-                &format!("Question {n}"),
-                "Hi",
-            )
-            .unwrap();
-        drafts.push(
-            env.muster
-                .file_draft(&relayed.route_id, &format!("Answer {n}"))
-                .unwrap(),
-        );
-    }
-    resync(&env, &account).await;
-    let mut items = Vec::new();
-    for draft in &drafts {
-        let item = item_for(&env, draft).await.id;
-        countersign_core::decide::approve(
-            &env.store,
-            &shown(&env, item).await,
-            countersign_core::decide::UndoWindow::None,
-            "owner via test",
-            Confirmation::None,
-        )
-        .await
-        .unwrap();
-        items.push(item);
-    }
-    {
-        let dispatcher = env.dispatcher().await;
-        dispatcher.run_once().await.unwrap();
-    }
-    for draft in &drafts {
-        env.muster.claim(draft).unwrap();
-    }
+    let (drafts, items) = three_approved_replies_the_plugin_claimed(&env).await;
     let listener = |told: Arc<Mutex<Vec<i64>>>| -> OnEvent {
         Arc::new(move |event| {
             if let AppEvent::Refusal { refusal, .. } = event {

@@ -31,22 +31,9 @@ async fn heard(
     .unwrap_or_else(|_| panic!("{what}: not heard within {limit:?}"));
 }
 
-#[tokio::test]
-async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets_go_and_sends_once()
-{
-    let env = Env::new().await;
-    let account = env.connect_gmail().await;
-    let draft = env.gmail.file_draft(&reply(1, "It is 40 EUR."), None);
-    sync(&env, &account).await;
-    let item = item_for(&env, &draft.id).await;
-    let mut settings = env.store.settings().await.unwrap();
-    settings.undo_window_secs = 0;
-    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
-
-    // Another holder of the lock (as `countersign dispatch` would be): a second open of the
-    // lock file, which flock(2) treats as another owner even in this process.
-    let other = env.dispatcher().await;
-    let (tx, mut events) = mpsc::unbounded_channel();
+/// The running app over `env`, trying the dispatcher lock every 20 ms, and what it says.
+async fn start_app(env: &Env) -> (RunningApp, mpsc::UnboundedReceiver<AppEvent>) {
+    let (tx, events) = mpsc::unbounded_channel();
     let app = RunningApp::start(
         env.store.clone(),
         env.services.clone(),
@@ -62,6 +49,25 @@ async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets
     )
     .await
     .unwrap();
+    (app, events)
+}
+
+#[tokio::test]
+async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets_go_and_sends_once()
+{
+    let env = Env::new().await;
+    let account = env.connect_gmail().await;
+    let draft = env.gmail.file_draft(&reply(1, "It is 40 EUR."), None);
+    sync(&env, &account).await;
+    let item = item_for(&env, &draft.id).await;
+    let mut settings = env.store.settings().await.unwrap();
+    settings.undo_window_secs = 0;
+    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
+
+    // Another holder of the lock (as `countersign dispatch` would be): a second open of the
+    // lock file, which flock(2) treats as another owner even in this process.
+    let other = env.dispatcher().await;
+    let (app, mut events) = start_app(&env).await;
     assert!(!app.is_dispatcher(), "the other process holds the role");
 
     let shown = shown(&env, item.id).await;
@@ -146,22 +152,7 @@ async fn only_the_dispatching_process_runs_the_rules() {
     let item = item_for(&env, &draft.id).await;
 
     let other = env.dispatcher().await;
-    let (tx, mut events) = mpsc::unbounded_channel();
-    let app = RunningApp::start(
-        env.store.clone(),
-        env.services.clone(),
-        env.dir.path(),
-        AppOptions {
-            dispatch: quick_dispatch(),
-            dispatch_tick: Duration::from_millis(20),
-            ..AppOptions::default()
-        },
-        Arc::new(move |event| {
-            let _ = tx.send(event);
-        }),
-    )
-    .await
-    .unwrap();
+    let (app, mut events) = start_app(&env).await;
     passes_after(&app, 5).await;
     assert!(!app.is_dispatcher());
     assert!(

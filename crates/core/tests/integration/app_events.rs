@@ -206,48 +206,13 @@ async fn no_notification_for_the_refused_item_in_view_nor_with_notifications_off
     app.stop();
 }
 
-/// An armed rule, "Replies to example.com", that approves replies to example.com at once (no
-/// settle) with a one-second undo window.
-async fn arm_a_rule_for_example_com(env: &Env) {
-    use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
-    use countersign_core::store::RuleMode;
-
-    let mut settings = env.store.settings().await.unwrap();
-    settings.rule_settle_secs = 0;
-    // A window, however short, puts the decision and its send in two passes: the decision is
-    // announced while it is queued.
-    settings.undo_window_secs = 1;
-    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
-    let rule = env
-        .store
-        .add_rule(
-            &RuleDefinition {
-                name: "Replies to example.com".into(),
-                scope: Default::default(),
-                conditions: Conditions {
-                    recipients_within: vec!["example.com".into()],
-                    ..Conditions::default()
-                },
-                action: RuleAction::Approve,
-                daily_cap: None,
-            },
-            "owner via test",
-        )
-        .await
-        .unwrap();
-    env.store
-        .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
-        .await
-        .unwrap();
-}
-
 #[tokio::test]
 async fn a_rules_decision_is_announced_at_once_and_its_send_is_told_once_with_the_rules_name() {
     use countersign_core::app::RuleSend;
 
     let env = Env::new().await;
     let account = env.connect_gmail().await;
-    arm_a_rule_for_example_com(&env).await;
+    arm_a_rule_for_example_com(&env, 1).await;
     let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);
     let draft = env
         .gmail
@@ -304,7 +269,7 @@ async fn a_rules_send_of_the_draft_in_view_is_not_told_and_one_sent_beside_it_is
 
     let env = Env::new().await;
     let account = env.connect_gmail().await;
-    arm_a_rule_for_example_com(&env).await;
+    arm_a_rule_for_example_com(&env, 1).await;
     let (_, first) = env.gmail.add_inbox_message(&parent(1), None);
     let (_, second) = env.gmail.add_inbox_message(&parent(2), None);
     let watched = env

@@ -114,36 +114,9 @@ async fn an_app_started_while_another_process_dispatches_takes_over_when_it_lets
 /// as soon as the role is its own.
 #[tokio::test]
 async fn only_the_dispatching_process_runs_the_rules() {
-    use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
-    use countersign_core::store::RuleMode;
-
     let env = Env::new().await;
     let account = env.connect_gmail().await;
-    let mut settings = env.store.settings().await.unwrap();
-    settings.rule_settle_secs = 0;
-    settings.undo_window_secs = 0;
-    crate::support::save_whole_settings(&env.store, &settings, "owner via test").await;
-    let rule = env
-        .store
-        .add_rule(
-            &RuleDefinition {
-                name: "Replies within example.com".into(),
-                scope: Default::default(),
-                conditions: Conditions {
-                    recipients_within: vec!["example.com".into()],
-                    ..Conditions::default()
-                },
-                action: RuleAction::Approve,
-                daily_cap: None,
-            },
-            "owner via test",
-        )
-        .await
-        .unwrap();
-    env.store
-        .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
-        .await
-        .unwrap();
+    arm_a_rule_for_example_com(&env, 0).await;
     let (_, thread) = env.gmail.add_inbox_message(&parent(1), None);
     let draft = env
         .gmail

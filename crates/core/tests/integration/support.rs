@@ -292,3 +292,37 @@ pub async fn stop_and_wait(app: &countersign_core::app::RunningApp) {
     .await
     .expect("the dispatch loop did not end within 20 s");
 }
+
+/// Arm a rule approving replies whose recipients are all within example.com, with drafts
+/// judged at once and an undo window of `undo_window_secs` (a window, however short, puts the
+/// decision and its send in two passes: the decision is announced while it is queued).
+pub async fn arm_a_rule_for_example_com(env: &Env, undo_window_secs: u32) {
+    use countersign_core::rules::{Conditions, RuleAction, RuleDefinition};
+    use countersign_core::store::RuleMode;
+
+    let mut settings = env.store.settings().await.unwrap();
+    settings.rule_settle_secs = 0;
+    settings.undo_window_secs = undo_window_secs;
+    save_whole_settings(&env.store, &settings, "owner via test").await;
+    let rule = env
+        .store
+        .add_rule(
+            &RuleDefinition {
+                name: "Replies to example.com".into(),
+                scope: Default::default(),
+                conditions: Conditions {
+                    recipients_within: vec!["example.com".into()],
+                    ..Conditions::default()
+                },
+                action: RuleAction::Approve,
+                daily_cap: None,
+            },
+            "owner via test",
+        )
+        .await
+        .unwrap();
+    env.store
+        .set_rule_mode(rule.id, RuleMode::Armed, "owner via test")
+        .await
+        .unwrap();
+}

@@ -21,6 +21,19 @@ fn in_owners_words(message: &str, subject: &str, version: &str) {
     assert!(!message.contains(version), "a Gmail version id: {message}");
 }
 
+/// Approving `shown`, which the test expects refused: the refusal.
+async fn approve_refused(env: &Env, shown: &decide::Shown) -> Error {
+    decide::approve(
+        &env.store,
+        shown,
+        UndoWindow::None,
+        OWNER,
+        Confirmation::None,
+    )
+    .await
+    .unwrap_err()
+}
+
 #[tokio::test]
 async fn refusals_name_the_draft_by_its_subject_never_by_an_id() {
     let env = Env::new().await;
@@ -32,15 +45,7 @@ async fn refusals_name_the_draft_by_its_subject_never_by_an_id() {
     let subject = "Re: Invoice 7";
 
     // Approving what was never displayed.
-    let never_shown = decide::approve(
-        &env.store,
-        &first,
-        UndoWindow::None,
-        OWNER,
-        Confirmation::None,
-    )
-    .await
-    .unwrap_err();
+    let never_shown = approve_refused(&env, &first).await;
     assert!(
         matches!(never_shown, Error::NotShown { .. }),
         "{never_shown}"
@@ -65,15 +70,7 @@ async fn refusals_name_the_draft_by_its_subject_never_by_an_id() {
         .update_draft(&draft.id, &reply(7, "Other words."), None)
         .unwrap();
     sync(&env, &account).await;
-    let changed = decide::approve(
-        &env.store,
-        &first,
-        UndoWindow::None,
-        OWNER,
-        Confirmation::None,
-    )
-    .await
-    .unwrap_err();
+    let changed = approve_refused(&env, &first).await;
     assert!(
         matches!(changed, Error::ChangedSinceShown { .. }),
         "{changed}"

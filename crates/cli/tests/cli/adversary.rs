@@ -38,9 +38,7 @@ fn reply(to: &str, threading: &str) -> Vec<u8> {
 async fn armed_cli(gmail: &FakeGmail) -> Cli {
     let cli = Cli::new();
     cli.add_gmail(gmail).await;
-    for (setting, value) in [("rule-settle", "0"), ("undo-window", "0")] {
-        cli.exec(&["settings", "set", setting, value]).await.ok();
-    }
+    cli.rules_act_at_once().await;
     cli.exec(&[
         "rules",
         "add",

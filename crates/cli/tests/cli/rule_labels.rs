@@ -1,25 +1,17 @@
 //! `rules add --label NAME`: the rule keeps the label's id, `rules show` names the label, and
 //! armed it sends only the draft carrying the label; an unknown label is refused.
 
-use crate::support::{fakes, Cli};
+use crate::support::{fakes, question, Cli};
 
 fn threaded(n: usize) -> Vec<u8> {
     format!(
         "From: Owner <owner@example.com>\r\nTo: Ana <ana@example.com>\r\n\
          Subject: Re: Question {n}\r\nMessage-ID: <label-reply-{n}@agent.example>\r\n\
-         In-Reply-To: <label-question-{n}@example.com>\r\n\
-         References: <label-question-{n}@example.com>\r\n\
+         In-Reply-To: <question-{n}@example.com>\r\n\
+         References: <question-{n}@example.com>\r\n\
          Content-Type: text/plain; charset=utf-8\r\n\r\nYes, Tuesday works.\r\n"
     )
     .into_bytes()
-}
-
-fn question(gmail: &countersign_fakes::gmail::FakeGmail, n: usize) -> String {
-    let raw = format!(
-        "From: Ana <ana@example.com>\r\nTo: owner@example.com\r\nSubject: Question {n}\r\n\
-         Message-ID: <label-question-{n}@example.com>\r\n\r\nDoes Tuesday work?\r\n"
-    );
-    gmail.add_inbox_message(raw.as_bytes(), None).1
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -27,12 +19,7 @@ async fn a_label_scoped_rule_from_the_command_line_sends_only_the_labelled_draft
     let (gmail, _muster) = fakes().await;
     let cli = Cli::new();
     cli.add_gmail(&gmail).await;
-    cli.exec(&["settings", "set", "rule-settle", "0"])
-        .await
-        .ok();
-    cli.exec(&["settings", "set", "undo-window", "0"])
-        .await
-        .ok();
+    cli.rules_act_at_once().await;
     let billing = gmail.create_label("Agents/Billing");
 
     // A label Gmail does not have is refused, with what to do.

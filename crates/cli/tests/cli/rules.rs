@@ -1,7 +1,7 @@
 //! `rules add` in shadow, `rules test` beside the owner's own decisions, `rules arm`, and a
 //! matching new draft sent once by the rule, the audit naming the rule and its version.
 
-use crate::support::{fakes, Cli};
+use crate::support::{fakes, question, Cli};
 
 /// A threaded reply to Ana (a reply without In-Reply-To is flagged, and flags hold rules).
 fn threaded(n: usize, body: &str) -> Vec<u8> {
@@ -14,27 +14,12 @@ fn threaded(n: usize, body: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Ana's question `n` in the inbox; its thread, for the reply to be filed on (the message a
-/// reply answers must be in the reply's own thread, or the reply is flagged and held).
-fn question(gmail: &countersign_fakes::gmail::FakeGmail, n: usize) -> String {
-    let raw = format!(
-        "From: Ana <ana@example.com>\r\nTo: owner@example.com\r\nSubject: Question {n}\r\n\
-         Message-ID: <question-{n}@example.com>\r\n\r\nDoes Tuesday work?\r\n"
-    );
-    gmail.add_inbox_message(raw.as_bytes(), None).1
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rule_is_tested_against_the_history_then_armed_and_sends_a_new_draft_once() {
     let (gmail, _muster) = fakes().await;
     let cli = Cli::new();
     cli.add_gmail(&gmail).await;
-    cli.exec(&["settings", "set", "rule-settle", "0"])
-        .await
-        .ok();
-    cli.exec(&["settings", "set", "undo-window", "0"])
-        .await
-        .ok();
+    cli.rules_act_at_once().await;
     // A recorded history: three short replies approved, one rejected, one long one approved.
     let mut drafts = Vec::new();
     for n in 1..=4 {
@@ -146,12 +131,7 @@ async fn a_no_attachments_rule_never_sends_an_inline_pdf_and_arming_with_no_reco
     let (gmail, _muster) = fakes().await;
     let cli = Cli::new();
     cli.add_gmail(&gmail).await;
-    cli.exec(&["settings", "set", "rule-settle", "0"])
-        .await
-        .ok();
-    cli.exec(&["settings", "set", "undo-window", "0"])
-        .await
-        .ok();
+    cli.rules_act_at_once().await;
     cli.exec(&[
         "rules",
         "add",

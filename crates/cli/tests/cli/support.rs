@@ -53,7 +53,25 @@ pub struct Cli {
     keyring: Option<Vec<(String, String)>>,
 }
 
+/// Ana's question `n` in the fake Gmail's inbox; its thread, for the reply to be filed on (the
+/// message a reply answers must be in the reply's own thread, or the reply is flagged and held).
+pub fn question(gmail: &countersign_fakes::gmail::FakeGmail, n: usize) -> String {
+    let raw = format!(
+        "From: Ana <ana@example.com>\r\nTo: owner@example.com\r\nSubject: Question {n}\r\n\
+         Message-ID: <question-{n}@example.com>\r\n\r\nDoes Tuesday work?\r\n"
+    );
+    gmail.add_inbox_message(raw.as_bytes(), None).1
+}
+
 impl Cli {
+    /// No settling and no undo window: an armed rule decides a draft, and the decision goes
+    /// out, at the first dispatch.
+    pub async fn rules_act_at_once(&self) {
+        for (setting, value) in [("rule-settle", "0"), ("undo-window", "0")] {
+            self.exec(&["settings", "set", setting, value]).await.ok();
+        }
+    }
+
     pub fn new() -> Cli {
         Cli {
             dir: tempfile::tempdir().unwrap(),
